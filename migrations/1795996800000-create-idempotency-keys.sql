@@ -1,0 +1,21 @@
+-- nestjs-pg-idempotency: the idempotency_keys table. Generated from
+-- src/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.
+
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key              varchar(255) NOT NULL,
+  caller           text         NOT NULL,
+  endpoint         text         NOT NULL,
+  fingerprint      bytea        NOT NULL,
+  state            text         NOT NULL DEFAULT 'in_progress'
+                   CHECK (state IN ('in_progress', 'completed')),
+  status           smallint,
+  response_headers jsonb,
+  response_body    bytea,
+  locked_until     timestamptz,
+  lease_token      bigint,
+  created_at       timestamptz  NOT NULL DEFAULT now(),
+  expires_at       timestamptz  NOT NULL,
+  PRIMARY KEY (key, caller, endpoint)
+);
+
+CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at_idx ON idempotency_keys (expires_at);

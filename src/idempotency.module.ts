@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
+import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './idempotency.module-definition.js';
+import { type IdempotencyModuleOptions, resolveModuleOptions } from './idempotency.options.js';
+import { IdempotencyStore } from './store/idempotency.store.js';
+import { IdempotencySweeper } from './store/idempotency.sweeper.js';
+import { IdempotencyTransaction } from './transaction/idempotency-transaction.js';
+
+/**
+ * Exactly-once POST/PATCH over PostgreSQL. Import it once, after `TypeOrmModule.forRoot()`:
+ *
+ * ```ts
+ * imports: [TypeOrmModule.forRoot({ ... }), IdempotencyModule.forRoot({ ttl: '24h' })]
+ * ```
+ * then put `@Idempotent()` on routes and run the shipped migration.
+ */
+@Module({
+  providers: [
+    {
+      provide: IDEMPOTENCY_SETTINGS,
+      useFactory: (options: IdempotencyModuleOptions) => resolveModuleOptions(options),
+      inject: [MODULE_OPTIONS_TOKEN],
+    },
+    IdempotencyStore,
+    IdempotencySweeper,
+    IdempotencyTransaction,
+    IdempotencyInterceptor,
+  ],
+  exports: [IDEMPOTENCY_SETTINGS, IdempotencyStore, IdempotencySweeper, IdempotencyTransaction, IdempotencyInterceptor],
+})
+export class IdempotencyModule extends ConfigurableModuleClass {}

@@ -1,0 +1,137 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { Duration } from './key/duration.js';
+import { toMilliseconds } from './key/duration.js';
+import type { FingerprintOption } from './key/fingerprint.js';
+import type { KeyFormat } from './key/key-format.js';
+
+/** Decides from the status code the client received whether an outcome is stored and replayed. */
+export type StorePolicy = (status: number) => boolean;
+
+/** Returns the authenticated caller's id, or `undefined` when the request has none. */
+export type CallerResolver = (request: any, context: ExecutionContext) => string | number | undefined | null;
+
+/** Options of `IdempotencyModule.forRoot()` / `forRootAsync()`. Every field has a default. */
+export interface IdempotencyModuleOptions {
+  /**
+   * The TypeORM DataSource that holds both `idempotency_keys` and your business tables: the name
+   * of a `TypeOrmModule` connection, or a DataSource instance. Default: `'default'`.
+   */
+  dataSource?: string | DataSource;
+  /** How long a completed key is replayed. Default: `'24h'`. */
+  ttl?: Duration;
+  /** Which keys are accepted. Default: `'uuid-or-ulid'`. */
+  keyFormat?: KeyFormat;
+  /** The caller a key belongs to. Default: `request.user.id`, else `.sub`, else a string `request.user`. */
+  caller?: CallerResolver;
+  /**
+   * What happens when `caller` finds nobody: `'reject'` answers 401 (no response is ever shared
+   * between unidentified callers); `'shared'` puts all of them in one scope. Default: `'reject'`.
+   */
+  anonymousCallers?: 'reject' | 'shared';
+  /** Response headers replayed besides the built-in allow-list. Set-Cookie never is. Default: `[]`. */
+  replayHeaders?: readonly string[];
+  /** `Retry-After` (seconds) of a 409 while the first request is in flight. Default: `1`. */
+  retryAfterSeconds?: number;
+  /**
+   * Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx.
+   */
+  storeResponse?: StorePolicy;
+  /** How often expired rows are swept; `0` disables the schedule. Default: `'1m'`. */
+  sweepInterval?: Duration;
+  /** Rows deleted per sweeper statement. Default: `1000`. */
+  sweepBatchSize?: number;
+}
+
+/** Options of one `@Idempotent()` route; unset fields take the module's. */
+export interface IdempotentRouteOptions {
+  /** Whether a request without a key is refused (400) or runs without de-duplication. Default: `true`. */
+  required?: boolean;
+  ttl?: Duration;
+  keyFormat?: KeyFormat;
+  /** Narrows (field paths) or replaces (a function) the request fingerprint. Default: body + query. */
+  fingerprint?: FingerprintOption;
+  storeResponse?: StorePolicy;
+  retryAfterSeconds?: number;
+}
+
+/** Statuses that are retryable by nature and so never stored (CONTRACT §6). */
+const TRANSIENT_4XX = new Set([408, 409, 425, 429]);
+
+/** The default failure policy: see {@link IdempotencyModuleOptions.storeResponse}. */
+export const defaultStorePolicy: StorePolicy = (status) =>
+  status >= 200 && status < 500 && !TRANSIENT_4XX.has(status);
+
+/** Headers a replay carries when the first response had them (CONTRACT §6). */
+export const REPLAYED_HEADERS = ['content-type', 'location', 'content-location', 'etag', 'last-modified'];
+
+export function defaultCaller(request: any): string | undefined {
+  const user = request?.user;
+  if (typeof user === 'string' || typeof user === 'number') return String(user);
+  const id = user?.id ?? user?.sub;
+  return id === undefined || id === null ? undefined : String(id);
+}
+
+/** Module options with every default applied, merged once at bootstrap. */
+export interface IdempotencySettings {
+  dataSource: string | DataSource;
+  ttlMs: number;
+  keyFormat: KeyFormat;
+  caller: CallerResolver;
+  anonymousCallers: 'reject' | 'shared';
+  replayHeaders: ReadonlySet<string>;
+  retryAfterSeconds: number;
+  storeResponse: StorePolicy;
+  sweepIntervalMs: number;
+  sweepBatchSize: number;
+}
+
+/** The settings of one route: the module's, overridden by the route's. */
+export interface RouteSettings {
+  required: boolean;
+  ttlMs: number;
+  keyFormat: KeyFormat;
+  fingerprint?: FingerprintOption;
+  storeResponse: StorePolicy;
+  retryAfterSeconds: number;
+}
+
+export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
+  const replayHeaders = new Set(REPLAYED_HEADERS);
+  for (const name of options.replayHeaders ?? []) {
+    if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
+  }
+  return {
+    dataSource: options.dataSource ?? 'default',
+    ttlMs: toMilliseconds(options.ttl ?? '24h', 'ttl'),
+    keyFormat: options.keyFormat ?? 'uuid-or-ulid',
+    caller: options.caller ?? defaultCaller,
+    anonymousCallers: options.anonymousCallers ?? 'reject',
+    replayHeaders,
+    retryAfterSeconds: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
+    storeResponse: options.storeResponse ?? defaultStorePolicy,
+    sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
+    sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
+  };
+}
+
+export function resolveRouteOptions(module: IdempotencySettings, route: IdempotentRouteOptions): RouteSettings {
+  return {
+    required: route.required ?? true,
+    ttlMs: route.ttl === undefined ? module.ttlMs : toMilliseconds(route.ttl, 'ttl'),
+    keyFormat: route.keyFormat ?? module.keyFormat,
+    fingerprint: route.fingerprint,
+    storeResponse: route.storeResponse ?? module.storeResponse,
+    retryAfterSeconds:
+      route.retryAfterSeconds === undefined
+        ? module.retryAfterSeconds
+        : positiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
+  };
+}
+
+function positiveInteger(value: number, option: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be a positive integer, got ${value}`);
+  }
+  return value;
+}

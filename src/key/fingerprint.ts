@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * How a route fingerprints its requests (CONTRACT §3):
+ * - omitted: the whole JSON body plus the query string;
+ * - a list of body field paths (`['amount', 'payer.id']`): only those fields plus the query;
+ * - a function: its return value alone (canonicalised) is the fingerprint input.
+ */
+export type FingerprintOption = readonly string[] | ((request: FingerprintRequest) => unknown);
+
+/** What a fingerprint function is given. */
+export interface FingerprintRequest {
+  body: unknown;
+  query: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** JSON text of `value` with every object's keys sorted, so key order never matters. */
+export function canonicalJson(value: unknown): string {
+  return (
+    JSON.stringify(value ?? null, (_key, item: unknown) => {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+      const sorted: Record<string, unknown> = {};
+      for (const name of Object.keys(item).sort()) sorted[name] = (item as Record<string, unknown>)[name];
+      return sorted;
+    }) ?? 'null'
+  );
+}
+
+/** The SHA-256 fingerprint of a request under a route's fingerprint option. */
+export function fingerprintRequest(request: FingerprintRequest, option?: FingerprintOption): Buffer {
+  const input =
+    typeof option === 'function'
+      ? option(request)
+      : { body: option ? pick(request.body, option) : request.body, query: canonicalQuery(request.query) };
+  return createHash('sha256').update(canonicalJson(input)).digest();
+}
+
+/** The query string as sorted name/value pairs, so parameter order does not matter. */
+function canonicalQuery(query: string): string[][] {
+  return [...new URLSearchParams(query)].sort(([a, x], [b, y]) => (a === b ? cmp(x, y) : cmp(a, b)));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function pick(body: unknown, paths: readonly string[]): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const path of paths) {
+    let value: unknown = body;
+    for (const part of path.split('.')) {
+      value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+    }
+    picked[path] = value ?? null;
+  }
+  return picked;
+}

@@ -1,0 +1,53 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { IdempotencySettings, RouteSettings } from '../idempotency.options.js';
+import { IdempotencyProblem, ProblemType } from '../problems.js';
+import type { KeyScope } from '../store/key-scope.js';
+import { fingerprintRequest } from './fingerprint.js';
+import { parseIdempotencyKey } from './idempotency-key.parser.js';
+
+/** A request the module de-duplicates: its scoped key and its fingerprint. */
+export interface IdempotentRequest {
+  scope: KeyScope;
+  fingerprint: Buffer;
+}
+
+/** Longest `METHOD /path` kept as a key's endpoint; longer paths are answered 414. */
+export const MAX_ENDPOINT_LENGTH = 2048;
+
+/**
+ * Reads the key, the scope and the fingerprint of an HTTP request (CONTRACT §1–3). Returns
+ * `undefined` when the key is absent on a route that does not require it; throws a problem for
+ * everything a client must fix.
+ */
+export function readIdempotentRequest(
+  context: ExecutionContext,
+  settings: IdempotencySettings,
+  route: RouteSettings,
+): IdempotentRequest | undefined {
+  const request = context.switchToHttp().getRequest();
+  const incoming = request.raw ?? request;
+  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.keyFormat);
+  if (key === undefined) {
+    if (!route.required) return undefined;
+    throw new IdempotencyProblem(ProblemType.KeyMissing, 'send an Idempotency-Key header (a UUID or a ULID) with this request');
+  }
+  const url: string = incoming.originalUrl ?? request.originalUrl ?? incoming.url ?? '/';
+  const queryStart = url.indexOf('?');
+  const endpoint = `${String(request.method).toUpperCase()} ${queryStart < 0 ? url : url.slice(0, queryStart)}`;
+  if (endpoint.length > MAX_ENDPOINT_LENGTH) {
+    throw new IdempotencyProblem(ProblemType.EndpointTooLong, `idempotent request paths are limited to ${MAX_ENDPOINT_LENGTH} characters`);
+  }
+  const caller = settings.caller(request, context);
+  const identified = caller !== undefined && caller !== null && String(caller) !== '';
+  if (!identified && settings.anonymousCallers === 'reject') {
+    throw new IdempotencyProblem(
+      ProblemType.CallerUnidentified,
+      'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller',
+    );
+  }
+  const fingerprint = fingerprintRequest(
+    { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} },
+    route.fingerprint,
+  );
+  return { scope: { key, caller: identified ? String(caller) : '', endpoint }, fingerprint };
+}

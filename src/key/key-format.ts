@@ -1,0 +1,21 @@
+/**
+ * Which keys a route accepts, checked after unquoting:
+ * - `'uuid-or-ulid'` (default): a UUID of any version (v7 included) or a ULID;
+ * - `'printable-ascii'`: any printable ASCII characters (space to `~`);
+ * - a `RegExp` the whole key must match, or a predicate.
+ */
+export type KeyFormat = 'uuid-or-ulid' | 'printable-ascii' | RegExp | ((key: string) => boolean);
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+export function keyFormatPredicate(format: KeyFormat): (key: string) => boolean {
+  if (format === 'uuid-or-ulid') return (key) => UUID.test(key) || ULID.test(key);
+  if (format === 'printable-ascii') return (key) => PRINTABLE_ASCII.test(key);
+  if (format instanceof RegExp) {
+    const anchored = new RegExp(`^(?:${format.source})$`, format.flags.replace(/[gy]/g, ''));
+    return (key) => PRINTABLE_ASCII.test(key) && anchored.test(key);
+  }
+  return (key) => PRINTABLE_ASCII.test(key) && format(key) === true;
+}

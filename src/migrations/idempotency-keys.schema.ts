@@ -1,0 +1,33 @@
+/**
+ * The DDL of the `idempotency_keys` table, shared by the TypeORM migration class and the plain
+ * SQL file in `migrations/` (the build writes that file from these statements). Every statement
+ * is safe to re-run.
+ *
+ * - `response_body` is `bytea`: the exact bytes the client received (JSONB would re-encode them).
+ * - `fingerprint` is the SHA-256 of the canonical request (32 bytes).
+ * - `state` is `in_progress` while a holder runs the handler, `completed` once the outcome is
+ *   recorded. In transactional mode an `in_progress` row is only ever visible inside the
+ *   holder's own transaction.
+ * - `locked_until` and `lease_token` serve lease mode (a committed in-flight reservation).
+ */
+export const CREATE_IDEMPOTENCY_KEYS: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key              varchar(255) NOT NULL,
+  caller           text         NOT NULL,
+  endpoint         text         NOT NULL,
+  fingerprint      bytea        NOT NULL,
+  state            text         NOT NULL DEFAULT 'in_progress'
+                   CHECK (state IN ('in_progress', 'completed')),
+  status           smallint,
+  response_headers jsonb,
+  response_body    bytea,
+  locked_until     timestamptz,
+  lease_token      bigint,
+  created_at       timestamptz  NOT NULL DEFAULT now(),
+  expires_at       timestamptz  NOT NULL,
+  PRIMARY KEY (key, caller, endpoint)
+)`,
+  `CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at_idx ON idempotency_keys (expires_at)`,
+];
+
+export const DROP_IDEMPOTENCY_KEYS: readonly string[] = [`DROP TABLE IF EXISTS idempotency_keys`];

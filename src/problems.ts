@@ -1,0 +1,56 @@
+import { HttpException } from '@nestjs/common';
+
+/** The stable `type` URI of every problem this module answers with (RFC 9457). */
+export enum ProblemType {
+  KeyMissing = 'urn:nestjs-pg-idempotency:key-missing',
+  KeyMalformed = 'urn:nestjs-pg-idempotency:key-malformed',
+  KeyInUse = 'urn:nestjs-pg-idempotency:key-in-use',
+  KeyReused = 'urn:nestjs-pg-idempotency:key-reused',
+  CallerUnidentified = 'urn:nestjs-pg-idempotency:caller-unidentified',
+  EndpointTooLong = 'urn:nestjs-pg-idempotency:endpoint-too-long',
+  StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
+  ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
+}
+
+const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
+  [ProblemType.KeyMissing]: { status: 400, title: 'Idempotency-Key header required' },
+  [ProblemType.KeyMalformed]: { status: 400, title: 'Idempotency-Key header malformed' },
+  [ProblemType.KeyInUse]: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
+  [ProblemType.KeyReused]: { status: 422, title: 'Idempotency-Key reused with a different request' },
+  [ProblemType.CallerUnidentified]: { status: 401, title: 'Caller not identified' },
+  [ProblemType.EndpointTooLong]: { status: 414, title: 'Request path too long for an idempotent request' },
+  [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
+  [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
+};
+
+/** The media type of every problem body. */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** An RFC 9457 problem body. */
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+}
+
+/**
+ * An error answered as `application/problem+json` with a stable `type`. Thrown through Nest's
+ * exception layer, so the app's exception filters and interceptors see it; `headers` (such as
+ * `Retry-After`) are set on the response before it leaves.
+ */
+export class IdempotencyProblem extends HttpException {
+  readonly problem: ProblemDetails;
+
+  constructor(
+    type: ProblemType,
+    detail: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    const { status, title } = PROBLEMS[type];
+    const problem = { type, title, status, detail };
+    super(problem, status);
+    this.name = 'IdempotencyProblem';
+    this.problem = problem;
+  }
+}

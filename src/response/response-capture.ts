@@ -1,0 +1,113 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+
+/** A response as the app finished it, before any byte reached the socket. */
+export interface CapturedResponse {
+  status: number;
+  headers: OutgoingHttpHeaders;
+  body: Buffer;
+}
+
+/** What to send in place of the captured response: status, headers to set, body bytes. */
+export interface ResponseReplacement {
+  status: number;
+  headers: [name: string, value: string][];
+  body: Buffer;
+  /** Headers of the captured response to drop first (lower-case). */
+  drop: readonly string[];
+}
+
+/**
+ * Holds back everything the app writes to `raw` (status line, headers, body) until it ends the
+ * response, then awaits `settle` with the finished response. `settle` may record it (the
+ * response leaves only after that write) or return a replacement to send instead. This sits
+ * below Nest's serializers, interceptors and exception filters and below the platform's own
+ * `send`, so what is captured is exactly what the client would receive. `onAbandon` runs when
+ * the client goes away before the app ended the response.
+ */
+export function captureResponse(
+  raw: ServerResponse,
+  settle: (response: CapturedResponse) => Promise<ResponseReplacement | void>,
+  onAbandon: () => void,
+): void {
+  const original = { writeHead: raw.writeHead, write: raw.write, end: raw.end };
+  const chunks: Buffer[] = [];
+  let head: Parameters<ServerResponse['writeHead']> | undefined;
+  let ended = false;
+
+  const toBuffer = (chunk: unknown, encoding?: unknown): Buffer | undefined => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function') return undefined;
+    if (Buffer.isBuffer(chunk)) return chunk;
+    if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+  };
+
+  raw.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    head = args;
+    return this;
+  } as ServerResponse['writeHead'];
+
+  raw.write = function (this: ServerResponse, chunk: unknown, encoding?: unknown, callback?: unknown) {
+    const buffer = toBuffer(chunk, encoding);
+    if (buffer) chunks.push(buffer);
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') process.nextTick(done as () => void);
+    return true;
+  } as ServerResponse['write'];
+
+  raw.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
+    if (ended) return this;
+    ended = true;
+    const buffer = toBuffer(chunk, encoding);
+    if (buffer) chunks.push(buffer);
+    const done = [chunk, encoding, callback].find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    const restore = () => Object.assign(raw, original);
+    const body = Buffer.concat(chunks);
+    const flushHead = () => head && original.writeHead.apply(raw, head);
+    const captured = { status: headStatus(head) ?? raw.statusCode, headers: mergedHeaders(raw, head), body };
+    settle(captured).then(
+      (replacement) => {
+        restore();
+        if (replacement) {
+          send(raw, replacement, done);
+        } else {
+          flushHead();
+          (original.end as (chunk: Buffer, callback?: () => void) => void).call(raw, body, done);
+        }
+      },
+      (error: unknown) => {
+        restore();
+        raw.destroy(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+    return this;
+  } as ServerResponse['end'];
+
+  raw.once('close', () => {
+    if (!ended) onAbandon();
+  });
+}
+
+function send(raw: ServerResponse, replacement: ResponseReplacement, done?: () => void): void {
+  for (const name of replacement.drop) raw.removeHeader(name);
+  raw.removeHeader('content-length');
+  raw.removeHeader('transfer-encoding');
+  for (const [name, value] of replacement.headers) raw.setHeader(name, value);
+  raw.setHeader('content-length', replacement.body.length);
+  raw.statusCode = replacement.status;
+  raw.end(replacement.body, done);
+}
+
+function headStatus(head?: Parameters<ServerResponse['writeHead']>): number | undefined {
+  return head ? head[0] : undefined;
+}
+
+function mergedHeaders(raw: ServerResponse, head?: Parameters<ServerResponse['writeHead']>): OutgoingHttpHeaders {
+  const headers = { ...raw.getHeaders() };
+  const extra = head?.find((arg, index) => index > 0 && arg && typeof arg === 'object') as
+    | OutgoingHttpHeaders
+    | undefined;
+  if (extra && !Array.isArray(extra)) {
+    for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
+  }
+  return headers;
+}

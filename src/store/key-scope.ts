@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+
+/** Where a key belongs (CONTRACT §2): the same key in another scope is another request. */
+export interface KeyScope {
+  key: string;
+  /** The caller id; `''` is the shared scope of unidentified callers (opt-in). */
+  caller: string;
+  /** `METHOD /path`: the method is an HTTP token (no space), so the two parts never blur. */
+  endpoint: string;
+}
+
+/**
+ * The id of the scope's transaction-level advisory lock: the first 64 bits of a SHA-256 over an
+ * unambiguous encoding of the three parts. Returned as a decimal string (a PostgreSQL bigint).
+ */
+export function scopeLockId(scope: KeyScope): string {
+  const digest = createHash('sha256')
+    .update(JSON.stringify([scope.key, scope.caller, scope.endpoint]))
+    .digest();
+  return digest.readBigInt64BE(0).toString();
+}

@@ -1,0 +1,18 @@
+import type { QueryRunner } from 'typeorm';
+
+/**
+ * Rolls back whatever transaction `queryRunner` has open and returns its connection to the
+ * pool. A connection whose ROLLBACK fails is destroyed instead, so no later request can run
+ * inside a half-finished transaction.
+ */
+export async function rollbackAndRelease(queryRunner: QueryRunner): Promise<void> {
+  if (queryRunner.isTransactionActive) {
+    try {
+      await queryRunner.rollbackTransaction();
+    } catch (error) {
+      const runner = queryRunner as QueryRunner & { releasePostgresConnection?(error: unknown): Promise<void> };
+      if (runner.releasePostgresConnection) return runner.releasePostgresConnection(error);
+    }
+  }
+  await queryRunner.release();
+}
