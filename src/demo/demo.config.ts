@@ -1,0 +1,28 @@
+/** DI token of the demo's configuration. */
+export const DEMO_CONFIG = Symbol('DEMO_CONFIG');
+
+/** The demo's settings, read from the environment by `demoConfigFromEnv()`. */
+export interface DemoConfig {
+  port: number;
+  databaseUrl?: string;
+  ttlSeconds: number;
+  sweepIntervalMs: number;
+  latencyMs: number;
+}
+
+export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
+  return {
+    port: integer(env.PORT, 3000, 'PORT'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    ttlSeconds: integer(env.IDEMPOTENCY_TTL_SECONDS, 86_400, 'IDEMPOTENCY_TTL_SECONDS'),
+    sweepIntervalMs: integer(env.IDEMPOTENCY_SWEEP_INTERVAL_MS, 60_000, 'IDEMPOTENCY_SWEEP_INTERVAL_MS'),
+    latencyMs: integer(env.DEMO_LATENCY_MS, 0, 'DEMO_LATENCY_MS'),
+  };
+}
+
+function integer(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  return parsed;
+}

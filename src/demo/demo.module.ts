@@ -1,0 +1,31 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from '../idempotency.module.js';
+import { CreateIdempotencyKeys1795996800000 } from '../migrations/create-idempotency-keys.migration.js';
+import { DEMO_CONFIG, type DemoConfig } from './demo.config.js';
+import { CreatePayments1795996800001 } from './payments/create-payments.migration.js';
+import { Payment } from './payments/payment.entity.js';
+import { PaymentsController } from './payments/payments.controller.js';
+
+/** The demo payments API, wired the way an application uses the module. */
+@Module({})
+export class DemoModule {
+  static forRoot(config: DemoConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: DemoModule,
+      imports: [
+        TypeOrmModule.forRoot({
+          type: 'postgres',
+          url: config.databaseUrl,
+          entities: [Payment],
+          migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+          migrationsRun: true,
+          extra: { max: 20 },
+        }),
+        IdempotencyModule.forRoot({ ttl: config.ttlSeconds * 1000, sweepInterval: config.sweepIntervalMs }),
+      ],
+      controllers: [PaymentsController],
+      providers: [{ provide: DEMO_CONFIG, useValue: config }],
+    };
+  }
+}

@@ -1,0 +1,38 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { STATUS_CODES } from 'node:http';
+import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../problems.js';
+
+/**
+ * Answers every error of the demo as RFC 9457 `application/problem+json`: the module's own
+ * problems as they are, other HTTP errors (validation, 401, bad JSON, 413) with their status,
+ * anything else as a 500 that reveals nothing.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Demo');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse();
+    const problem = this.toProblem(exception);
+    response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+  }
+
+  private toProblem(exception: unknown): { status: number; [field: string]: unknown } {
+    if (exception instanceof IdempotencyProblem) return { ...exception.problem };
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const body = exception.getResponse();
+      const message = typeof body === 'object' && body !== null ? (body as { message?: unknown }).message : body;
+      const errors = Array.isArray(message) ? message : undefined;
+      return {
+        type: 'about:blank',
+        title: STATUS_CODES[status] ?? 'Error',
+        status,
+        detail: errors ? 'the request body is invalid' : String(message ?? exception.message),
+        ...(errors && { errors }),
+      };
+    }
+    this.logger.error(exception instanceof Error ? exception.stack : String(exception));
+    return { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'the server failed; retry later' };
+  }
+}

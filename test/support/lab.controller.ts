@@ -1,0 +1,142 @@
+import {
+  Controller,
+  Header,
+  Headers,
+  HttpException,
+  Patch,
+  Param,
+  Post,
+  Req,
+  Res,
+  StreamableFile,
+  UnprocessableEntityException,
+  UseGuards,
+} from '@nestjs/common';
+import { Exclude } from 'class-transformer';
+import type { Response } from 'express';
+import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
+
+export class Account {
+  id!: number;
+  name!: string;
+  @Exclude() password!: string;
+
+  constructor(fields: Account) {
+    Object.assign(this, fields);
+  }
+}
+
+/** Routes that exercise one behaviour each; every business write is a row in `payments`. */
+@Controller('lab')
+@UseGuards(BearerAuthGuard)
+export class LabController {
+  private readonly attempts = new Map<string, number>();
+
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post('fail-after-write')
+  @Idempotent()
+  async failAfterWrite(@Req() request: AuthenticatedRequest): Promise<never> {
+    await this.write(request);
+    throw new Error('the card processor is down');
+  }
+
+  /** Fails after writing on the first attempt of a key, succeeds on the next. */
+  @Post('flaky')
+  @Idempotent()
+  async flaky(@Req() request: AuthenticatedRequest, @Headers('idempotency-key') key: string): Promise<object> {
+    const payment = await this.write(request);
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, attempt);
+    if (attempt === 1) throw new Error('transient failure after the write');
+    return { attempt, paymentId: payment.id };
+  }
+
+  @Post('reject-after-write')
+  @Idempotent()
+  async rejectAfterWrite(@Req() request: AuthenticatedRequest): Promise<never> {
+    await this.write(request);
+    throw new UnprocessableEntityException('insufficient funds');
+  }
+
+  @Post('status/:code')
+  @Idempotent()
+  async status(@Req() request: AuthenticatedRequest, @Param('code') code: string): Promise<never> {
+    await this.write(request);
+    throw new HttpException({ failed: Number(code) }, Number(code));
+  }
+
+  @Post('headers')
+  @Idempotent()
+  @Header('Location', '/lab/things/42')
+  @Header('ETag', '"v1"')
+  @Header('X-Trace', 'not-replayed')
+  headers(@Res({ passthrough: true }) response: Response): object {
+    response.cookie('session', 'secret-of-the-first-caller');
+    return { created: 42 };
+  }
+
+  @Post('serialized')
+  @Idempotent()
+  serialized(): Account {
+    return new Account({ id: 7, name: 'Ada', password: 'never-leaves' });
+  }
+
+  @Post('printable')
+  @Idempotent({ keyFormat: 'printable-ascii' })
+  printable(@Headers('idempotency-key') key: string): object {
+    return { length: key.length };
+  }
+
+  @Post('optional')
+  @Idempotent({ required: false })
+  async optional(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.write(request);
+  }
+
+  @Post('short-ttl')
+  @Idempotent({ ttl: '1s' })
+  async shortTtl(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.write(request);
+  }
+
+  @Post('file')
+  @Idempotent()
+  async file(@Req() request: AuthenticatedRequest): Promise<StreamableFile> {
+    await this.write(request);
+    return new StreamableFile(Buffer.from('not replayable'));
+  }
+
+  @Post('scoped')
+  @Idempotent()
+  postScoped(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.write(request);
+  }
+
+  @Patch('scoped')
+  @Idempotent()
+  patchScoped(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.write(request);
+  }
+
+  private write(request: AuthenticatedRequest): Promise<Payment> {
+    const payments = this.tx.getRepository(Payment);
+    return payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
+  }
+}
+
+/** The same route under another version prefix. */
+@Controller('v2/lab')
+@UseGuards(BearerAuthGuard)
+export class LabV2Controller {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post('scoped')
+  @Idempotent()
+  scoped(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payments = this.tx.getRepository(Payment);
+    return payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
+  }
+}
