@@ -72,8 +72,9 @@ export class LabController {
   @Idempotent()
   @Header('Location', '/lab/things/42')
   @Header('ETag', '"v1"')
-  @Header('X-Trace', 'not-replayed')
   headers(@Res({ passthrough: true }) response: Response): object {
+    response.setHeader('X-Trace', 'set-by-the-first-run');
+    response.setHeader('X-Replayed-Too', 'configured');
     response.cookie('session', 'secret-of-the-first-caller');
     return { created: 42 };
   }
