@@ -1,5 +1,6 @@
 import { closeSql, keyRows, paymentCount } from '../support/database.js';
-import { type RunningApp, startDemo } from '../support/apps.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type RunningApp, startDemo, startLab } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
 describe('concurrent requests (demo API, 300 ms inside the payment handler)', () => {
@@ -57,17 +58,37 @@ describe('concurrent requests (demo API, 300 ms inside the payment handler)', ()
     expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
   });
 
-  it('a storm of duplicates does not starve requests for other keys', async () => {
-    const stormCaller = newCaller();
-    const key = newKey();
-    const storm = Array.from({ length: 200 }, () => send(`${demo.url}/payments`, { key, caller: stormCaller, body: validPayment }));
-    const caller = newCaller();
-    const others = await Promise.all(
-      Array.from({ length: 10 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
-    );
-    await Promise.all(storm);
-    expect(others.map((a) => a.status)).toEqual(Array(10).fill(201));
-    expect(await paymentCount(caller)).toBe(10);
-    expect(await paymentCount(stormCaller)).toBe(1);
+});
+
+describe('a storm of duplicates', () => {
+  it('does not starve requests for other keys of pool connections', async () => {
+    // /payments takes 1 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
+    const lab = await startLab({}, 1_000);
+    try {
+      const stormCaller = newCaller();
+      const key = newKey();
+      let holderDoneAt = 0;
+      const storm = Array.from({ length: 200 }, () =>
+        send(`${lab.url}/payments`, { key, caller: stormCaller, body: validPayment }).then((answer) => {
+          if (answer.status === 201 && !answer.headers['idempotent-replayed']) holderDoneAt = Date.now();
+          return answer;
+        }),
+      );
+      await sleep(100);
+      const caller = newCaller();
+      const others = await Promise.all(
+        Array.from({ length: 20 }, () => send(`${lab.url}/lab/scoped`, { key: newKey(), caller, body: {} })),
+      );
+      const othersDoneAt = Date.now();
+      const stormAnswers = await Promise.all(storm);
+      expect(others.map((a) => a.status)).toEqual(Array(20).fill(201));
+      // Every other-key request finished while the storm's holder was still running.
+      expect(holderDoneAt).toBeGreaterThan(othersDoneAt);
+      expect(stormAnswers.filter((a) => a.status >= 500)).toEqual([]);
+      expect(await paymentCount(caller)).toBe(20);
+      expect(await paymentCount(stormCaller)).toBe(1);
+    } finally {
+      await lab.close();
+    }
   });
 });
