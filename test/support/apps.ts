@@ -1,4 +1,4 @@
-import { ClassSerializerInterceptor, type INestApplication, Module, ValidationPipe } from '@nestjs/common';
+import { ClassSerializerInterceptor, type INestApplication, Module, type ModuleMetadata, ValidationPipe } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
@@ -36,11 +36,36 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
  * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
  */
 export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs = 0): Promise<RunningApp> {
-  @Module({
-    imports: [
+  return startLabWith(
+    [
       TypeOrmModule.forRoot({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 20 } }),
       IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
     ],
+    latencyMs,
+  );
+}
+
+/**
+ * The lab app on a named TypeORM connection, configured with `forRootAsync` from an injected
+ * provider, as apps with several databases do.
+ */
+export async function startLabOnNamedDataSource(name: string): Promise<RunningApp> {
+  const SETTINGS = Symbol('settings');
+  @Module({ providers: [{ provide: SETTINGS, useValue: { ttl: '1h' as const } }], exports: [SETTINGS] })
+  class SettingsModule {}
+  return startLabWith([
+    TypeOrmModule.forRoot({ name, type: 'postgres', url: databaseUrl(), entities: [Payment] }),
+    IdempotencyModule.forRootAsync({
+      imports: [SettingsModule],
+      inject: [SETTINGS],
+      useFactory: (settings: { ttl: '1h' }) => ({ ...settings, dataSource: name, sweepInterval: 0 }),
+    }),
+  ]);
+}
+
+async function startLabWith(imports: NonNullable<ModuleMetadata['imports']>, latencyMs = 0): Promise<RunningApp> {
+  @Module({
+    imports,
     controllers: [LabController, LabV2Controller, PaymentsController],
     providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }],
   })

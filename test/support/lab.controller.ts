@@ -1,4 +1,5 @@
 import {
+  Body,
   Controller,
   Header,
   Headers,
@@ -14,7 +15,8 @@ import {
 } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
 import type { Response } from 'express';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import type { EntityManager } from 'typeorm';
+import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 
@@ -120,6 +122,26 @@ export class LabController {
   @Idempotent()
   patchScoped(@Req() request: AuthenticatedRequest): Promise<Payment> {
     return this.write(request);
+  }
+
+  /** Writes through the injected EntityManager, then fails when asked to. */
+  @Post('manager')
+  @Idempotent()
+  async viaManager(
+    @IdempotencyManager() manager: EntityManager,
+    @Req() request: AuthenticatedRequest,
+    @Body() body: { fail?: boolean },
+  ): Promise<Payment> {
+    const payment = await manager.save(manager.create(Payment, { caller: request.user.id, amount: 5, currency: 'EUR' }));
+    if (body.fail) throw new Error('failed after writing through the injected manager');
+    return payment;
+  }
+
+  /** Only `amount` is fingerprinted: `note` may change between retries. */
+  @Post('narrow')
+  @Idempotent({ fingerprint: ['amount'] })
+  narrow(@Body() body: { amount: number; note?: string }): object {
+    return { amount: body.amount, note: body.note };
   }
 
   private write(request: AuthenticatedRequest): Promise<Payment> {

