@@ -60,6 +60,35 @@ describe('concurrent requests (demo API, 300 ms inside the payment handler)', ()
 
 });
 
+describe('two app instances with separate pools on one database', () => {
+  it('20 keys × 10 duplicates spread over both: exactly 20 executions, the rest 409 or byte-identical replays', async () => {
+    const [a, b] = [await startLab({}, 200), await startLab({}, 200)];
+    try {
+      const caller = newCaller();
+      const keys = Array.from({ length: 20 }, () => newKey());
+      const answers = await Promise.all(
+        keys.flatMap((key, k) =>
+          Array.from({ length: 10 }, (_, i) =>
+            send(`${(k + i) % 2 ? a.url : b.url}/payments`, { key, caller, body: validPayment }).then((answer) => ({ key, answer })),
+          ),
+        ),
+      );
+      const executed = answers.filter(({ answer }) => answer.status === 201 && !answer.headers['idempotent-replayed']);
+      expect(executed.map(({ key }) => key).sort()).toEqual([...keys].sort());
+      for (const { key, answer } of answers) {
+        if (answer === executed.find((e) => e.key === key)!.answer) continue;
+        if (answer.status === 409) continue;
+        expect(answer.headers['idempotent-replayed']).toBe('true');
+        expect(answer.body.equals(executed.find((e) => e.key === key)!.answer.body)).toBe(true);
+      }
+      expect(await paymentCount(caller)).toBe(20);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
 describe('a storm of duplicates', () => {
   it('does not starve requests for other keys of pool connections', async () => {
     // /payments takes 1 s inside its handler; /lab/scoped is instant. The pool has 20 connections.

@@ -75,6 +75,28 @@ describe('the Idempotency-Key header', () => {
     expect(await paymentCount(caller)).toBe(3);
   });
 
+  it('is opaque and case-sensitive: the upper-case form of a UUID is another key', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+    const upper = await send(`${demo.url}/payments`, { key: key.toUpperCase(), caller, body: validPayment });
+    expect(upper.status).toBe(201);
+    expect(upper.headers['idempotent-replayed']).toBeUndefined();
+    expect(await paymentCount(caller)).toBe(2);
+  });
+
+  it('a request path over 2048 characters: 414 endpoint-too-long, nothing runs', async () => {
+    const caller = newCaller();
+    const answer = await send(`${lab.url}/lab/status/${'4'.repeat(2100)}`, {
+      key: newKey(),
+      caller,
+      body: {},
+    });
+    expect(answer.status).toBe(414);
+    expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:endpoint-too-long');
+    expect(await paymentCount(caller)).toBe(0);
+  });
+
   it('control characters never reach the module: Node refuses the header line', async () => {
     const status = await new Promise<number | string>((resolve) => {
       const url = new URL(`${demo.url}/payments`);

@@ -15,6 +15,7 @@ import {
 } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
 import type { Response } from 'express';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
@@ -142,6 +143,15 @@ export class LabController {
   @Idempotent({ fingerprint: ['amount'] })
   narrow(@Body() body: { amount: number; note?: string }): object {
     return { amount: body.amount, note: body.note };
+  }
+
+  /** Writes, then waits 600 ms without touching the database, then answers. */
+  @Post('slow-write')
+  @Idempotent()
+  async slowWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payment = await this.write(request);
+    await sleep(600);
+    return payment;
   }
 
   private write(request: AuthenticatedRequest): Promise<Payment> {
