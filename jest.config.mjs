@@ -20,6 +20,7 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+  setupFilesAfterEnv: ['<rootDir>/test/support/after-each-file.ts'],
   testEnvironmentOptions: { globalsCleanup: 'off' },
   maxWorkers: 1,
   testTimeout: 60_000,

@@ -1,4 +1,4 @@
-import { closeSql, keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount } from '../support/database.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type RunningApp, startDemo, startLab } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -8,7 +8,6 @@ describe('concurrent requests (demo API, 300 ms inside the payment handler)', ()
   beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
   afterAll(async () => {
     await demo.close();
-    await closeSql();
   });
 
   it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { closeSql, keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { databaseUrl, type RunningApp, startDemo } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
@@ -26,7 +26,6 @@ describe('a process killed mid-request', () => {
   beforeAll(async () => (demo = await startDemo()));
   afterAll(async () => {
     await demo.close();
-    await closeSql();
   });
 
   it('leaves no stuck key and no half-written payment: the retry runs once', async () => {

@@ -1,10 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
-import { closeSql, keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { databaseUrl, type RunningApp, startLab } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
-
-afterAll(() => closeSql());
 
 /** Waits until a transaction that inserted a payment for `caller`… sits idle inside the handler. */
 async function handlerBackend(): Promise<number> {

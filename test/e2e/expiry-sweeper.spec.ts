@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
-import { closeSql, keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { databaseUrl, startDemo, startLab } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
@@ -20,8 +20,6 @@ async function countKeys(caller: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]);
   return Number(n);
 }
-
-afterAll(() => closeSql());
 
 describe('expiry', () => {
   it('an expired key is a new request even before the sweeper runs (route ttl)', async () => {

@@ -1,4 +1,4 @@
-import { closeSql, keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount } from '../support/database.js';
 import { type RunningApp, startDemo, startLab } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -7,7 +7,6 @@ describe('failure policy', () => {
   beforeAll(async () => (lab = await startLab()));
   afterAll(async () => {
     await lab.close();
-    await closeSql();
   });
 
   it('a handler that throws after writing: its rows and the key roll back, the answer is a 500, the retry runs', async () => {
@@ -114,7 +113,6 @@ describe('validation errors (demo API)', () => {
       expect(await paymentCount(caller)).toBe(0);
     } finally {
       await demo.close();
-      await closeSql();
     }
   });
 });

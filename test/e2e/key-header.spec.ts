@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { closeSql, keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount } from '../support/database.js';
 import { type RunningApp, startDemo, startLab } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
@@ -13,7 +13,6 @@ describe('the Idempotency-Key header', () => {
   afterAll(async () => {
     await demo.close();
     await lab.close();
-    await closeSql();
   });
 
   it('is required: without it the answer is 400 key-missing and nothing runs', async () => {

@@ -1,8 +1,6 @@
-import { closeSql, keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { type RunningApp, startLab, startLabOnNamedDataSource } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
-
-afterAll(() => closeSql());
 
 describe('forRootAsync on a named TypeORM connection', () => {
   it('reserves keys and runs business writes on that connection, with the injected ttl', async () => {

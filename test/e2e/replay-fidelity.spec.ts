@@ -1,4 +1,3 @@
-import { closeSql } from '../support/database.js';
 import { type RunningApp, startLab } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -7,7 +6,6 @@ describe('what is replayed is what the client received', () => {
   beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie'] })));
   afterAll(async () => {
     await lab.close();
-    await closeSql();
   });
 
   it('replays Location and ETag, drops headers not allow-listed, never replays Set-Cookie', async () => {

@@ -1,5 +1,5 @@
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
-import { closeSql, keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { type RunningApp, startDemo } from '../support/apps.js';
 
 describe('first request executes, retries replay it (demo API)', () => {
@@ -7,7 +7,6 @@ describe('first request executes, retries replay it (demo API)', () => {
   beforeAll(async () => (demo = await startDemo()));
   afterAll(async () => {
     await demo.close();
-    await closeSql();
   });
 
   it('replays the same status, byte-identical body and allow-listed headers, with Idempotent-Replayed', async () => {

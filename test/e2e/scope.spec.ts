@@ -1,4 +1,4 @@
-import { closeSql, keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount } from '../support/database.js';
 import { type RunningApp, startLab } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -7,7 +7,6 @@ describe('a key belongs to (caller, method, path)', () => {
   beforeAll(async () => (lab = await startLab()));
   afterAll(async () => {
     await lab.close();
-    await closeSql();
   });
 
   it('the same key from another caller is another request, never a replay of theirs', async () => {
@@ -73,7 +72,6 @@ describe('unidentified callers', () => {
       expect(second.headers['idempotent-replayed']).toBe('true');
     } finally {
       await lab.close();
-      await closeSql();
     }
   });
 });

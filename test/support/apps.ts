@@ -1,6 +1,7 @@
 import { ClassSerializerInterceptor, type INestApplication, Module, type ModuleMetadata, ValidationPipe } from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
 import { createDemoApp } from '../../src/demo/create-demo-app.js';
 import { DEMO_CONFIG, type DemoConfig } from '../../src/demo/demo.config.js';
@@ -36,13 +37,23 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
  * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
  */
 export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs = 0): Promise<RunningApp> {
-  return startLabWith(
-    [
-      TypeOrmModule.forRoot({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 20 } }),
-      IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
-    ],
-    latencyMs,
-  );
+  let dataSource: DataSource | undefined;
+  try {
+    return await startLabWith(
+      [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 20 } }),
+          dataSourceFactory: async (settings) => (dataSource = await new DataSource(settings!).initialize()),
+        }),
+        IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
+      ],
+      latencyMs,
+    );
+  } catch (error) {
+    // A bootstrap that fails (on purpose, in some tests) must not leave its pool behind.
+    await dataSource?.destroy();
+    throw error;
+  }
 }
 
 /**
