@@ -46,8 +46,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    if (context.getType() !== 'http') return next.handle();
     const request = context.switchToHttp().getRequest();
-    if (context.getType() !== 'http' || request[HANDLED]) return next.handle();
+    if (request[HANDLED]) return next.handle();
     request[HANDLED] = true;
     const response = context.switchToHttp().getResponse();
     const raw: ServerResponse = response.raw ?? response;
