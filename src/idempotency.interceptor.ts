@@ -22,9 +22,9 @@ import { IdempotencyProblem, PROBLEM_CONTENT_TYPE, ProblemType } from './problem
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from './response/response-capture.js';
 import { problemReplacement, replayOf, toStoredResponse } from './response/stored-response.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
-import type { KeyTransaction } from './store/key-transaction.js';
+import type { KeyHold } from './store/key-hold.js';
 import type { Reservation } from './store/reservation.js';
-import { transactionContext } from './transaction/transaction-context.js';
+import { executionContext } from './transaction/transaction-context.js';
 
 /** Marks a request this interceptor already handles (class- and method-level `@Idempotent()`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
@@ -58,8 +58,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (!idempotent) return next.handle();
       const reservation = await this.reserve(idempotent, route);
       switch (reservation.kind) {
-        case 'reserved':
-          return this.execute(next, raw, idempotent, route, reservation.transaction);
+        case 'held':
+          return this.execute(next, raw, idempotent, route, reservation.hold);
         case 'completed':
           captureResponse(raw, async () => replayOf(reservation.response, this.settings.replayHeaders), () => undefined);
           return of(undefined);
@@ -72,7 +72,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           throw new IdempotencyProblem(
             ProblemType.KeyInUse,
             'a request with this Idempotency-Key is still being processed; retry after the Retry-After delay',
-            { 'Retry-After': String(route.retryAfterSeconds) },
+            { 'Retry-After': String(reservation.retryAfterSeconds ?? route.retryAfterSeconds) },
           );
       }
     } catch (error) {
@@ -85,37 +85,40 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+    const key = { ...request, ttlMs: route.ttlMs };
     try {
-      return await this.store.reserve(request.scope, request.fingerprint, route.ttlMs);
+      return route.mode === 'lease'
+        ? await this.store.reserveLease(key, route.leaseMs)
+        : await this.store.reserve(key);
     } catch (error) {
-      this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
+      this.logFailure('reserving an idempotency key', error as Error);
       throw new IdempotencyProblem(ProblemType.StoreUnavailable, 'the idempotency store cannot be reached; retry later with the same key');
     }
   }
 
   /**
-   * Runs the handler inside the key's transaction. The handler's Observable is subscribed here,
-   * not only by Nest, so that a client that goes away mid-request still lets the transaction
-   * end (rolled back) once the handler is done with it.
+   * Runs the handler with the key held (inside its transaction in transactional mode). The
+   * handler's Observable is subscribed here, not only by Nest, so that a client that goes away
+   * mid-request still lets the hold end (released) once the handler is done.
    */
   private execute(
     next: CallHandler,
     raw: ServerResponse,
     request: IdempotentRequest,
     route: RouteSettings,
-    transaction: KeyTransaction,
+    hold: KeyHold,
   ): Observable<unknown> {
     let handlerFailed = false;
     let markSettled!: () => void;
     const settled = new Promise<void>((resolve) => (markSettled = resolve));
     captureResponse(
       raw,
-      (captured) => this.finish(captured, handlerFailed, request, route, transaction),
-      () => void settled.then(() => transaction.rollback()),
+      (captured) => this.finish(captured, handlerFailed, route, hold),
+      () => void settled.then(() => hold.release()).catch((error: Error) => this.logFailure('releasing a key', error)),
     );
     const outcome = new ReplaySubject<unknown>();
-    transactionContext
-      .run(transaction.manager, () => next.handle())
+    executionContext
+      .run({ scope: request.scope, manager: hold.manager }, () => next.handle())
       .pipe(
         map((value) => {
           if (value instanceof StreamableFile) {
@@ -131,31 +134,37 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return outcome.asObservable();
   }
 
-  /** Records the outcome and commits, or releases the key, before the response leaves. */
+  /** Records the outcome, or releases the key, before the response leaves. */
   private async finish(
     captured: CapturedResponse,
     handlerFailed: boolean,
-    request: IdempotentRequest,
     route: RouteSettings,
-    transaction: KeyTransaction,
+    hold: KeyHold,
   ): Promise<ResponseReplacement | void> {
-    if (!transaction.isOpen) return;
+    if (!hold.isOpen) return;
     try {
-      if (!route.storeResponse(captured.status)) return await transaction.rollback();
-      const stored = toStoredResponse(captured, this.settings.replayHeaders);
-      if (!handlerFailed) return await transaction.complete(stored);
-      // The handler threw a deterministic error: its writes are undone, its answer is kept.
-      await transaction.rollback();
-      await this.store.record(request.scope, request.fingerprint, route.ttlMs, stored);
+      if (!route.storeResponse(captured.status)) return await hold.release();
+      const recorded = await hold.complete(toStoredResponse(captured, this.settings.replayHeaders), handlerFailed);
+      if (recorded) return;
+      this.logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
+      const lost = new IdempotencyProblem(
+        ProblemType.KeyInUse,
+        'the lease on this Idempotency-Key ended before the request finished and another request took it over; retry to get the recorded outcome',
+      );
+      return problemReplacement(lost.problem, this.settings.replayHeaders, { 'Retry-After': String(route.retryAfterSeconds) });
     } catch (error) {
-      await transaction.rollback();
-      this.logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);
+      await hold.release().catch(() => undefined);
+      this.logFailure('recording an idempotent outcome', error as Error);
       const problem = new IdempotencyProblem(
         ProblemType.StoreUnavailable,
         'the outcome could not be recorded, so nothing was kept; retry later with the same key',
       );
       return problemReplacement(problem.problem, this.settings.replayHeaders);
     }
+  }
+
+  private logFailure(what: string, error: Error): void {
+    this.logger.error(`${what} failed: ${error.message}`);
   }
 
   private routeSettings(context: ExecutionContext): RouteSettings {

@@ -41,7 +41,18 @@ export interface IdempotencyModuleOptions {
   sweepInterval?: Duration;
   /** Rows deleted per sweeper statement. Default: `1000`. */
   sweepBatchSize?: number;
+  /** How long a lease-mode holder keeps the key before a retry may take it over. Default: `'30s'`. */
+  lease?: Duration;
 }
+
+/**
+ * How a route holds its key while the handler runs (CONTRACT §4):
+ * - `'transactional'` (default): the key is inserted in the transaction that carries the
+ *   handler's business writes; both commit together or roll back together;
+ * - `'lease'`: for effects outside the database (a card processor, an e-mail provider): the key is
+ *   reserved in its own short committed transaction with a lease and a fencing token.
+ */
+export type IdempotencyMode = 'transactional' | 'lease';
 
 /** Options of one `@Idempotent()` route; unset fields take the module's. */
 export interface IdempotentRouteOptions {
@@ -53,6 +64,10 @@ export interface IdempotentRouteOptions {
   fingerprint?: FingerprintOption;
   storeResponse?: StorePolicy;
   retryAfterSeconds?: number;
+  /** Default: `'transactional'`. */
+  mode?: IdempotencyMode;
+  /** Lease mode: the lease. Default: the module's `lease`. */
+  lease?: Duration;
 }
 
 /** Statuses that are retryable by nature and so never stored (CONTRACT §6). */
@@ -84,6 +99,7 @@ export interface IdempotencySettings {
   storeResponse: StorePolicy;
   sweepIntervalMs: number;
   sweepBatchSize: number;
+  leaseMs: number;
 }
 
 /** The settings of one route: the module's, overridden by the route's. */
@@ -94,6 +110,8 @@ export interface RouteSettings {
   fingerprint?: FingerprintOption;
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
+  mode: IdempotencyMode;
+  leaseMs: number;
 }
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
@@ -112,6 +130,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     storeResponse: options.storeResponse ?? defaultStorePolicy,
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
+    leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
   };
 }
 
@@ -126,7 +145,15 @@ export function resolveRouteOptions(module: IdempotencySettings, route: Idempote
       route.retryAfterSeconds === undefined
         ? module.retryAfterSeconds
         : positiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
+    mode: route.mode ?? 'transactional',
+    leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease'),
   };
+}
+
+function positiveDuration(duration: Duration, option: string): number {
+  const ms = toMilliseconds(duration, option);
+  if (ms < 1) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be longer than 0`);
+  return ms;
 }
 
 function positiveInteger(value: number, option: string): number {

@@ -4,6 +4,7 @@ export { IdempotencyInterceptor } from './idempotency.interceptor.js';
 export {
   type CallerResolver,
   defaultStorePolicy,
+  type IdempotencyMode,
   type IdempotencyModuleOptions,
   type IdempotentRouteOptions,
   REPLAYED_HEADERS,

@@ -1,16 +1,19 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { DataSource, type QueryRunner } from 'typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import type { KeyRequest } from './key-hold.js';
+import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
 import { rollbackAndRelease } from './release-query-runner.js';
-import { scopeLockId, type KeyScope } from './key-scope.js';
+import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
-import { RECORD, RESERVE } from './store.sql.js';
+import { RECORD, RESERVE, RESERVE_LEASE } from './store.sql.js';
 
 interface ReserveRow {
   acquired: boolean | null;
@@ -20,11 +23,12 @@ interface ReserveRow {
   status: number | null;
   response_headers: [string, string][] | null;
   response_body: Buffer | null;
+  lease_seconds_left: number | null;
 }
 
 /**
- * The PostgreSQL side of the module: reserves keys inside the transaction that will carry the
- * handler's business writes, and records outcomes. Every method is one or two statements.
+ * The PostgreSQL side of the module: reserves keys (inside the transaction that will carry the
+ * handler's business writes, or under a lease) and records outcomes.
  */
 @Injectable()
 export class IdempotencyStore implements OnModuleInit {
@@ -45,26 +49,23 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
-   * Opens a transaction and reserves `scope` in it with `INSERT … ON CONFLICT`. Unless the
-   * result is `reserved`, the transaction is already closed and its connection released.
+   * Transactional mode: opens a transaction and reserves the key in it with `INSERT … ON
+   * CONFLICT`. Unless the result is `held`, the transaction is already closed and its
+   * connection released.
    */
-  async reserve(scope: KeyScope, fingerprint: Buffer, ttlMs: number): Promise<Reservation> {
+  async reserve(request: KeyRequest): Promise<Reservation> {
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
       await queryRunner.startTransaction();
-      const params = [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
-      let row = await this.reserveRow(queryRunner, params);
-      // The holder committed between this statement's snapshot and its lock: look again.
-      if (row.acquired && !row.reserved && !row.state) row = await this.reserveRow(queryRunner, params);
-      if (row.reserved) return { kind: 'reserved', transaction: new KeyTransaction(queryRunner, scope) };
+      const params = this.reserveParams(request);
+      const run = async (): Promise<ReserveRow> => (await queryRunner.query(RESERVE, params))[0];
+      const row = await this.settle(run);
+      if (row.reserved) {
+        const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
+        return { kind: 'held', hold };
+      }
       await rollbackAndRelease(queryRunner);
-      if (!row.state || !row.fingerprint) return { kind: 'in-progress' };
-      if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
-      if (row.state !== 'completed') return { kind: 'in-progress' };
-      return {
-        kind: 'completed',
-        response: { status: row.status!, headers: row.response_headers ?? [], body: row.response_body ?? Buffer.alloc(0) },
-      };
+      return this.found(row, request.fingerprint);
     } catch (error) {
       await rollbackAndRelease(queryRunner);
       throw error;
@@ -72,20 +73,52 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
+   * Lease mode: reserves the key in its own committed statement with a lease of `leaseMs` and a
+   * fresh fencing token. No connection is held while the handler runs.
+   */
+  async reserveLease(request: KeyRequest, leaseMs: number): Promise<Reservation> {
+    const token = randomBytes(8).readBigInt64BE(0).toString();
+    const params = [...this.reserveParams(request), leaseMs, token];
+    const row = await this.settle(async () => (await this.dataSource.query(RESERVE_LEASE, params))[0]);
+    if (row.reserved) return { kind: 'held', hold: new KeyLease(this.dataSource, request, token) };
+    return this.found(row, request.fingerprint);
+  }
+
+  /**
    * Stores an outcome in its own short transaction, for a handler whose own transaction was
    * rolled back (a deterministic 4xx it threw). A no-op when another request took the key
    * meanwhile or a live row exists.
    */
-  async record(scope: KeyScope, fingerprint: Buffer, ttlMs: number, response: StoredResponse): Promise<void> {
+  async record(request: KeyRequest, response: StoredResponse): Promise<void> {
     await this.dataSource.query(RECORD, [
-      scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs,
-      response.status, JSON.stringify(response.headers), response.body,
+      ...this.reserveParams(request), response.status, JSON.stringify(response.headers), response.body,
     ]);
   }
 
-  private async reserveRow(queryRunner: QueryRunner, params: unknown[]): Promise<ReserveRow> {
-    const rows: ReserveRow[] = await queryRunner.query(RESERVE, params);
-    return rows[0];
+  private reserveParams({ scope, fingerprint, ttlMs }: KeyRequest): unknown[] {
+    return [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
+  }
+
+  /**
+   * Runs a reservation statement, once more when the holder committed between the statement's
+   * snapshot and its lock (the lock was free, yet the insert met a row the snapshot missed).
+   */
+  private async settle(run: () => Promise<ReserveRow>): Promise<ReserveRow> {
+    const row = await run();
+    return row.acquired && !row.reserved && !row.state ? run() : row;
+  }
+
+  /** What a reservation that did not get the key found in its place. */
+  private found(row: ReserveRow, fingerprint: Buffer): Reservation {
+    if (!row.state || !row.fingerprint) return { kind: 'in-progress' };
+    if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
+    if (row.state !== 'completed') {
+      return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };
+    }
+    return {
+      kind: 'completed',
+      response: { status: row.status!, headers: row.response_headers ?? [], body: row.response_body ?? Buffer.alloc(0) },
+    };
   }
 
   private resolveDataSource(): DataSource {

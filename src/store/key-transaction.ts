@@ -1,21 +1,22 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
-import type { KeyScope } from './key-scope.js';
+import type { KeyHold, KeyRequest } from './key-hold.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { COMPLETE } from './store.sql.js';
 
 /**
- * The database transaction that reserved a key. The handler's business writes go through
- * `manager`; `complete()` records the outcome and commits both together, `rollback()` undoes
- * both and frees the key. The first of the two to be called ends it and returns the
- * connection to the pool; later calls do nothing.
+ * Transactional mode's hold: the database transaction that reserved the key. The handler's
+ * business writes go through `manager`; `complete()` records the outcome and commits both
+ * together, `release()` rolls both back and frees the key. Either returns the connection.
  */
-export class KeyTransaction {
+export class KeyTransaction implements KeyHold {
   private ended = false;
 
   constructor(
     private readonly queryRunner: QueryRunner,
-    readonly scope: KeyScope,
+    private readonly request: KeyRequest,
+    /** Records an outcome in its own transaction (after this one rolled back). */
+    private readonly recordSeparately: (request: KeyRequest, response: StoredResponse) => Promise<void>,
   ) {}
 
   get manager(): EntityManager {
@@ -26,11 +27,17 @@ export class KeyTransaction {
     return !this.ended;
   }
 
-  async complete(response: StoredResponse): Promise<void> {
-    if (this.ended) return;
+  async complete(response: StoredResponse, handlerFailed: boolean): Promise<boolean> {
+    if (this.ended) return false;
+    if (handlerFailed) {
+      // A thrown deterministic error: its writes are undone, its answer is kept.
+      await this.release();
+      await this.recordSeparately(this.request, response);
+      return true;
+    }
     this.ended = true;
     try {
-      const { key, caller, endpoint } = this.scope;
+      const { key, caller, endpoint } = this.request.scope;
       await this.queryRunner.query(COMPLETE, [
         key, caller, endpoint, response.status, JSON.stringify(response.headers), response.body,
       ]);
@@ -40,9 +47,10 @@ export class KeyTransaction {
       throw error;
     }
     await this.queryRunner.release();
+    return true;
   }
 
-  async rollback(): Promise<void> {
+  async release(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     await rollbackAndRelease(this.queryRunner);
