@@ -8,6 +8,10 @@ export interface DemoConfig {
   ttlSeconds: number;
   sweepIntervalMs: number;
   latencyMs: number;
+  /** Delay of the simulated provider's answer (DEMO_PROVIDER_LATENCY_MS). */
+  providerLatencyMs: number;
+  /** The refund route's lease (DEMO_LEASE_SECONDS). */
+  leaseSeconds: number;
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -17,6 +21,8 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     ttlSeconds: integer(env.IDEMPOTENCY_TTL_SECONDS, 86_400, 'IDEMPOTENCY_TTL_SECONDS'),
     sweepIntervalMs: integer(env.IDEMPOTENCY_SWEEP_INTERVAL_MS, 60_000, 'IDEMPOTENCY_SWEEP_INTERVAL_MS'),
     latencyMs: integer(env.DEMO_LATENCY_MS, 0, 'DEMO_LATENCY_MS'),
+    providerLatencyMs: integer(env.DEMO_PROVIDER_LATENCY_MS, 0, 'DEMO_PROVIDER_LATENCY_MS'),
+    leaseSeconds: integer(env.DEMO_LEASE_SECONDS, 30, 'DEMO_LEASE_SECONDS') || 30,
   };
 }
 

@@ -154,6 +154,27 @@ export class LabController {
     return payment;
   }
 
+  /**
+   * Lease mode, 1 s lease, 2 s of work: the first attempt of a key fails at the end, the next
+   * succeeds. A retry sent after 1 s takes the key over while the first still runs.
+   */
+  @Post('lease-flaky')
+  @Idempotent({ mode: 'lease', lease: '1s' })
+  async leaseFlaky(@Headers('idempotency-key') key: string): Promise<object> {
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, attempt);
+    await sleep(2_000);
+    if (attempt === 1) throw new Error('the provider call failed');
+    return { attempt };
+  }
+
+  /** Lease mode: answers with this request's derived downstream keys. */
+  @Post('lease-keys')
+  @Idempotent({ mode: 'lease' })
+  leaseKeys(): object {
+    return { charge: this.tx.downstreamKey('charge'), email: this.tx.downstreamKey('email'), inTransaction: this.tx.isActive };
+  }
+
   private write(request: AuthenticatedRequest): Promise<Payment> {
     const payments = this.tx.getRepository(Payment);
     return payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
