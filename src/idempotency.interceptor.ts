@@ -144,8 +144,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!hold.isOpen) return;
     try {
       if (!route.storeResponse(captured.status)) return await hold.release();
-      const recorded = await hold.complete(toStoredResponse(captured, this.settings.replayHeaders), handlerFailed);
-      if (recorded) return;
+      const completion = await hold.complete(toStoredResponse(captured, this.settings.replayHeaders), handlerFailed);
+      if (completion !== 'lost') return;
       this.logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
       const lost = new IdempotencyProblem(
         ProblemType.KeyInUse,

@@ -4,6 +4,7 @@ import type { Duration } from './key/duration.js';
 import { toMilliseconds } from './key/duration.js';
 import type { FingerprintOption } from './key/fingerprint.js';
 import type { KeyFormat } from './key/key-format.js';
+import type { ReplayCacheOptions } from './store/local-keys.js';
 
 /** Decides from the status code the client received whether an outcome is stored and replayed. */
 export type StorePolicy = (status: number) => boolean;
@@ -43,6 +44,11 @@ export interface IdempotencyModuleOptions {
   sweepBatchSize?: number;
   /** How long a lease-mode holder keeps the key before a retry may take it over. Default: `'30s'`. */
   lease?: Duration;
+  /**
+   * The in-process cache of completed outcomes, so that replays and duplicates need no round
+   * trip; `false` turns it off. Default: `{ maxEntries: 10_000, maxBytes: 32 MiB }`.
+   */
+  replayCache?: ReplayCacheOptions | false;
 }
 
 /**
@@ -100,6 +106,7 @@ export interface IdempotencySettings {
   sweepIntervalMs: number;
   sweepBatchSize: number;
   leaseMs: number;
+  replayCache: Required<ReplayCacheOptions> | false;
 }
 
 /** The settings of one route: the module's, overridden by the route's. */
@@ -131,6 +138,13 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
     leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
+    replayCache:
+      options.replayCache === false
+        ? false
+        : {
+            maxEntries: positiveInteger(options.replayCache?.maxEntries ?? 10_000, 'replayCache.maxEntries'),
+            maxBytes: positiveInteger(options.replayCache?.maxBytes ?? 32 * 1024 * 1024, 'replayCache.maxBytes'),
+          },
   };
 }
 

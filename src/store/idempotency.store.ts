@@ -2,14 +2,16 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import type { KeyRequest } from './key-hold.js';
+import type { KeyHold, KeyRequest } from './key-hold.js';
 import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
+import { LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
@@ -24,6 +26,7 @@ interface ReserveRow {
   response_headers: [string, string][] | null;
   response_body: Buffer | null;
   lease_seconds_left: number | null;
+  expires_in_ms: string | null;
 }
 
 /**
@@ -33,11 +36,14 @@ interface ReserveRow {
 @Injectable()
 export class IdempotencyStore implements OnModuleInit {
   private source?: DataSource;
+  private readonly local: LocalKeys;
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly moduleRef: ModuleRef,
-  ) {}
+  ) {
+    this.local = new LocalKeys(settings.replayCache);
+  }
 
   onModuleInit(): void {
     this.source = this.resolveDataSource();
@@ -54,6 +60,9 @@ export class IdempotencyStore implements OnModuleInit {
    * connection released.
    */
   async reserve(request: KeyRequest): Promise<Reservation> {
+    const startedAt = performance.now();
+    const known = this.local.lookup(request.scope, request.fingerprint, startedAt);
+    if (known) return known;
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
       await queryRunner.startTransaction();
@@ -62,10 +71,10 @@ export class IdempotencyStore implements OnModuleInit {
       const row = await this.settle(run);
       if (row.reserved) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
-        return { kind: 'held', hold };
+        return { kind: 'held', hold: this.track(hold, request, startedAt, Infinity) };
       }
       await rollbackAndRelease(queryRunner);
-      return this.found(row, request.fingerprint);
+      return this.found(row, request, startedAt);
     } catch (error) {
       await rollbackAndRelease(queryRunner);
       throw error;
@@ -77,11 +86,16 @@ export class IdempotencyStore implements OnModuleInit {
    * fresh fencing token. No connection is held while the handler runs.
    */
   async reserveLease(request: KeyRequest, leaseMs: number): Promise<Reservation> {
+    const startedAt = performance.now();
+    const known = this.local.lookup(request.scope, request.fingerprint, startedAt);
+    if (known) return known;
     const token = randomBytes(8).readBigInt64BE(0).toString();
     const params = [...this.reserveParams(request), leaseMs, token];
     const row = await this.settle(async () => (await this.dataSource.query(RESERVE_LEASE, params))[0]);
-    if (row.reserved) return { kind: 'held', hold: new KeyLease(this.dataSource, request, token) };
-    return this.found(row, request.fingerprint);
+    if (row.reserved) {
+      return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
+    }
+    return this.found(row, request, startedAt);
   }
 
   /**
@@ -89,10 +103,11 @@ export class IdempotencyStore implements OnModuleInit {
    * rolled back (a deterministic 4xx it threw). A no-op when another request took the key
    * meanwhile or a live row exists.
    */
-  async record(request: KeyRequest, response: StoredResponse): Promise<void> {
-    await this.dataSource.query(RECORD, [
+  async record(request: KeyRequest, response: StoredResponse): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(RECORD, [
       ...this.reserveParams(request), response.status, JSON.stringify(response.headers), response.body,
     ]);
+    return rows.length === 1;
   }
 
   private reserveParams({ scope, fingerprint, ttlMs }: KeyRequest): unknown[] {
@@ -109,15 +124,49 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /** What a reservation that did not get the key found in its place. */
-  private found(row: ReserveRow, fingerprint: Buffer): Reservation {
+  private found(row: ReserveRow, { scope, fingerprint }: KeyRequest, startedAt: number): Reservation {
     if (!row.state || !row.fingerprint) return { kind: 'in-progress' };
     if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
     if (row.state !== 'completed') {
       return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };
     }
+    const response = { status: row.status!, headers: row.response_headers ?? [], body: row.response_body ?? Buffer.alloc(0) };
+    this.local.remember(scope, fingerprint, response, startedAt + Number(row.expires_in_ms));
+    return { kind: 'completed', response };
+  }
+
+  /**
+   * Keeps this instance's knowledge of a held key: duplicates arriving here are answered without
+   * a round trip while it is held, and a recorded outcome is remembered for replays. Expiries
+   * are measured from `startedAt`, taken before the reservation, so they never outlast the row's.
+   */
+  private track(hold: KeyHold, request: KeyRequest, startedAt: number, heldUntil: number): KeyHold {
+    const { scope, fingerprint, ttlMs } = request;
+    const unhold = this.local.hold(scope, fingerprint, heldUntil);
+    const local = this.local;
     return {
-      kind: 'completed',
-      response: { status: row.status!, headers: row.response_headers ?? [], body: row.response_body ?? Buffer.alloc(0) },
+      get manager() {
+        return hold.manager;
+      },
+      get isOpen() {
+        return hold.isOpen;
+      },
+      async complete(response, handlerFailed) {
+        try {
+          const completion = await hold.complete(response, handlerFailed);
+          if (completion === 'recorded') local.remember(scope, fingerprint, response, startedAt + ttlMs);
+          return completion;
+        } finally {
+          unhold();
+        }
+      },
+      async release() {
+        try {
+          await hold.release();
+        } finally {
+          unhold();
+        }
+      },
     };
   }
 

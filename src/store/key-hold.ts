@@ -12,13 +12,19 @@ export interface KeyHold {
   readonly isOpen: boolean;
   /**
    * Records the outcome. `handlerFailed`: the handler threw (a deterministic 4xx is still
-   * recorded, but its business writes are not kept). Returns false when the hold was lost
-   * meanwhile (the lease was taken over): nothing was recorded.
+   * recorded, but its business writes are not kept).
    */
-  complete(response: StoredResponse, handlerFailed: boolean): Promise<boolean>;
+  complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion>;
   /** Frees the key without recording anything, undoing what can be undone. */
   release(): Promise<void>;
 }
+
+/**
+ * How completing a hold ended: `recorded`; `skipped` when the outcome of a handler that threw
+ * could not be recorded because another request took the key meanwhile; `lost` when a lease was
+ * taken over before the holder finished (nothing recorded; the newer holder's outcome stands).
+ */
+export type Completion = 'recorded' | 'skipped' | 'lost';
 
 /** What a key is reserved for: its scope, its fingerprint and how long it lives. */
 export interface KeyRequest {

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
-import type { KeyHold, KeyRequest } from './key-hold.js';
+import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
 import { COMPLETE_LEASE, RELEASE_LEASE } from './store.sql.js';
 
 /**
@@ -23,14 +23,14 @@ export class KeyLease implements KeyHold {
     return !this.ended;
   }
 
-  async complete(response: StoredResponse): Promise<boolean> {
-    if (this.ended) return false;
+  async complete(response: StoredResponse): Promise<Completion> {
+    if (this.ended) return 'skipped';
     this.ended = true;
     const { key, caller, endpoint } = this.request.scope;
     const [, updated]: [unknown, number] = await this.dataSource.query(COMPLETE_LEASE, [
       key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body,
     ]);
-    return updated === 1;
+    return updated === 1 ? 'recorded' : 'lost';
   }
 
   async release(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
-import type { KeyHold, KeyRequest } from './key-hold.js';
+import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { COMPLETE } from './store.sql.js';
 
@@ -15,8 +15,8 @@ export class KeyTransaction implements KeyHold {
   constructor(
     private readonly queryRunner: QueryRunner,
     private readonly request: KeyRequest,
-    /** Records an outcome in its own transaction (after this one rolled back). */
-    private readonly recordSeparately: (request: KeyRequest, response: StoredResponse) => Promise<void>,
+    /** Records an outcome in its own transaction (after this one rolled back); false if skipped. */
+    private readonly recordSeparately: (request: KeyRequest, response: StoredResponse) => Promise<boolean>,
   ) {}
 
   get manager(): EntityManager {
@@ -27,13 +27,12 @@ export class KeyTransaction implements KeyHold {
     return !this.ended;
   }
 
-  async complete(response: StoredResponse, handlerFailed: boolean): Promise<boolean> {
-    if (this.ended) return false;
+  async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
+    if (this.ended) return 'skipped';
     if (handlerFailed) {
       // A thrown deterministic error: its writes are undone, its answer is kept.
       await this.release();
-      await this.recordSeparately(this.request, response);
-      return true;
+      return (await this.recordSeparately(this.request, response)) ? 'recorded' : 'skipped';
     }
     this.ended = true;
     try {
@@ -47,7 +46,7 @@ export class KeyTransaction implements KeyHold {
       throw error;
     }
     await this.queryRunner.release();
-    return true;
+    return 'recorded';
   }
 
   async release(): Promise<void> {

@@ -15,7 +15,8 @@ const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
 const EXISTING_AND_LOCK = `
 existing AS (
   SELECT fingerprint, state, status, response_headers, response_body,
-         ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left
+         ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
+         floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
   FROM idempotency_keys
   WHERE key = $2 AND caller = $3 AND endpoint = $4 AND expires_at > now()
 ), lock AS (
@@ -34,7 +35,7 @@ const TAKEOVER = `
 const RESULT = `
 SELECT (SELECT acquired FROM lock) AS acquired,
        EXISTS (SELECT 1 FROM reserved) AS reserved,
-       e.fingerprint, e.state, e.status, e.response_headers, e.response_body, e.lease_seconds_left
+       e.fingerprint, e.state, e.status, e.response_headers, e.response_body, e.lease_seconds_left, e.expires_in_ms
 FROM (VALUES (1)) AS one (n) LEFT JOIN existing e ON true`;
 
 /** Transactional mode: inserts the key inside the transaction that runs the handler. */
@@ -100,7 +101,8 @@ ON CONFLICT (key, caller, endpoint) DO UPDATE
   SET fingerprint = EXCLUDED.fingerprint, state = 'completed', status = EXCLUDED.status,
       response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body,
       locked_until = NULL, lease_token = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-  WHERE k.expires_at <= now()`;
+  WHERE k.expires_at <= now()
+RETURNING 1`;
 
 /** The sweeper's advisory lock, held for a whole run: one instance sweeps at a time. */
 export const SWEEP_LOCK_ID = '7493712083646152801';
