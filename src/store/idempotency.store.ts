@@ -9,6 +9,7 @@ import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { KeyHold, KeyRequest } from './key-hold.js';
+import { startTransactionWith } from './combined-statements.js';
 import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
 import { LocalKeys } from './local-keys.js';
@@ -65,9 +66,13 @@ export class IdempotencyStore implements OnModuleInit {
     if (known) return known;
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
-      await queryRunner.startTransaction();
       const params = this.reserveParams(request);
-      const run = async (): Promise<ReserveRow> => (await queryRunner.query(RESERVE, params))[0];
+      let started = false;
+      const run = async (): Promise<ReserveRow> => {
+        if (started) return (await queryRunner.query(RESERVE, params))[0];
+        started = true;
+        return (await startTransactionWith(queryRunner, RESERVE, params))[0];
+      };
       const row = await this.settle(run);
       if (row.reserved) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));

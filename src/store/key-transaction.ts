@@ -1,6 +1,7 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
+import { commitWith } from './combined-statements.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { COMPLETE } from './store.sql.js';
 
@@ -37,10 +38,9 @@ export class KeyTransaction implements KeyHold {
     this.ended = true;
     try {
       const { key, caller, endpoint } = this.request.scope;
-      await this.queryRunner.query(COMPLETE, [
+      await commitWith(this.queryRunner, COMPLETE, [
         key, caller, endpoint, response.status, JSON.stringify(response.headers), response.body,
       ]);
-      await this.queryRunner.commitTransaction();
     } catch (error) {
       await rollbackAndRelease(this.queryRunner);
       throw error;

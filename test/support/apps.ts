@@ -8,6 +8,7 @@ import { DEMO_CONFIG, type DemoConfig } from '../../src/demo/demo.config.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { PaymentsController } from '../../src/demo/payments/payments.controller.js';
+import { CommitCounter } from './commit-counter.subscriber.js';
 import { LabController, LabV2Controller } from './lab.controller.js';
 
 /** A running app and its base URL. */
@@ -42,7 +43,13 @@ export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs
     return await startLabWith(
       [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 20 } }),
+          useFactory: () => ({
+            type: 'postgres',
+            url: databaseUrl(),
+            entities: [Payment],
+            subscribers: [CommitCounter],
+            extra: { max: 20 },
+          }),
           dataSourceFactory: async (settings) => (dataSource = await new DataSource(settings!).initialize()),
         }),
         IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),

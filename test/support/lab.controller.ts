@@ -175,6 +175,37 @@ export class LabController {
     return { charge: this.tx.downstreamKey('charge'), email: this.tx.downstreamKey('email'), inTransaction: this.tx.isActive };
   }
 
+  /** The baseline: the same write and read as `twin`, in a plain transaction, no idempotency. */
+  @Post('plain')
+  plain(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.tx.manager.transaction((manager) => this.writeAndRead(manager, request));
+  }
+
+  @Post('twin')
+  @Idempotent()
+  twin(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.writeAndRead(this.tx.manager, request);
+  }
+
+  /** A nested transaction that fails: only its own write is undone (a savepoint). */
+  @Post('nested')
+  @Idempotent()
+  async nested(@Req() request: AuthenticatedRequest): Promise<object> {
+    await this.write(request);
+    const failed = await this.tx.manager
+      .transaction(async (inner) => {
+        await inner.save(inner.create(Payment, { caller: request.user.id, amount: 2, currency: 'EUR' }));
+        throw new Error('inner failure');
+      })
+      .catch((error: Error) => error.message);
+    return { failed };
+  }
+
+  private async writeAndRead(manager: EntityManager, request: AuthenticatedRequest): Promise<Payment> {
+    const saved = await manager.save(manager.create(Payment, { caller: request.user.id, amount: 3, currency: 'EUR' }));
+    return manager.findOneByOrFail(Payment, { id: saved.id });
+  }
+
   private write(request: AuthenticatedRequest): Promise<Payment> {
     const payments = this.tx.getRepository(Payment);
     return payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
