@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ServerResponse } from 'node:http';
-import { finalize, map, type Observable, of, ReplaySubject, tap } from 'rxjs';
+import { catchError, finalize, map, type Observable, of, ReplaySubject, tap, throwError } from 'rxjs';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from './idempotency.constants.js';
 import {
   type IdempotencySettings,
@@ -22,6 +22,7 @@ import { IdempotencyProblem, PROBLEM_CONTENT_TYPE, ProblemType } from './problem
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from './response/response-capture.js';
 import { problemReplacement, replayOf, toStoredResponse } from './response/stored-response.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
+import { isDatabaseUnavailable } from './store/database-errors.js';
 import type { KeyHold } from './store/key-hold.js';
 import type { Reservation } from './store/reservation.js';
 import { executionContext } from './transaction/transaction-context.js';
@@ -92,8 +93,20 @@ export class IdempotencyInterceptor implements NestInterceptor {
         : await this.store.reserve(key);
     } catch (error) {
       this.logFailure('reserving an idempotency key', error as Error);
-      throw new IdempotencyProblem(ProblemType.StoreUnavailable, 'the idempotency store cannot be reached; retry later with the same key');
+      throw new IdempotencyProblem(ProblemType.StoreUnavailable, 'the idempotency store cannot be reached; retry later with the same key', {
+        'Retry-After': String(route.retryAfterSeconds),
+      });
     }
+  }
+
+  /** A 503 problem for database trouble, its headers already on the response. */
+  private storeUnavailable(raw: ServerResponse, route: RouteSettings, detail: string): IdempotencyProblem {
+    const problem = new IdempotencyProblem(ProblemType.StoreUnavailable, `${detail}; retry later with the same key`, {
+      'Retry-After': String(route.retryAfterSeconds),
+    });
+    raw.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+    for (const [name, value] of Object.entries(problem.headers)) raw.setHeader(name, value);
+    return problem;
   }
 
   /**
@@ -127,6 +140,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
           }
           return value;
         }),
+        catchError((error: unknown) => {
+          if (!isDatabaseUnavailable(error)) return throwError(() => error);
+          this.logFailure('the handler\'s database work', error as Error);
+          return throwError(() => this.storeUnavailable(raw, route, 'the database failed while handling this request; nothing was kept'));
+        }),
         tap({ error: () => (handlerFailed = true) }),
         finalize(markSettled),
       )
@@ -159,7 +177,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         ProblemType.StoreUnavailable,
         'the outcome could not be recorded, so nothing was kept; retry later with the same key',
       );
-      return problemReplacement(problem.problem, this.settings.replayHeaders);
+      return problemReplacement(problem.problem, this.settings.replayHeaders, { 'Retry-After': String(route.retryAfterSeconds) });
     }
   }
 

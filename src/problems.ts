@@ -8,6 +8,7 @@ export enum ProblemType {
   KeyReused = 'urn:nestjs-pg-idempotency:key-reused',
   CallerUnidentified = 'urn:nestjs-pg-idempotency:caller-unidentified',
   EndpointTooLong = 'urn:nestjs-pg-idempotency:endpoint-too-long',
+  BodyTooDeep = 'urn:nestjs-pg-idempotency:body-too-deep',
   StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
   ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
 }
@@ -19,6 +20,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.KeyReused]: { status: 422, title: 'Idempotency-Key reused with a different request' },
   [ProblemType.CallerUnidentified]: { status: 401, title: 'Caller not identified' },
   [ProblemType.EndpointTooLong]: { status: 414, title: 'Request path too long for an idempotent request' },
+  [ProblemType.BodyTooDeep]: { status: 400, title: 'Request body nested too deeply' },
   [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
   [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
 };
