@@ -12,6 +12,10 @@ export interface DemoConfig {
   providerLatencyMs: number;
   /** The refund route's lease (DEMO_LEASE_SECONDS). */
   leaseSeconds: number;
+  /** Connections in the pool (DEMO_POOL_SIZE). */
+  poolSize: number;
+  /** How long a request waits for a free connection before failing (DEMO_POOL_TIMEOUT_MS). */
+  poolTimeoutMs: number;
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -23,6 +27,8 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     latencyMs: integer(env.DEMO_LATENCY_MS, 0, 'DEMO_LATENCY_MS'),
     providerLatencyMs: integer(env.DEMO_PROVIDER_LATENCY_MS, 0, 'DEMO_PROVIDER_LATENCY_MS'),
     leaseSeconds: integer(env.DEMO_LEASE_SECONDS, 30, 'DEMO_LEASE_SECONDS') || 30,
+    poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
+    poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
   };
 }
 

@@ -24,7 +24,7 @@ export class DemoModule {
           entities: [Payment, Refund],
           migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
           migrationsRun: true,
-          extra: { max: 20 },
+          extra: { max: config.poolSize, connectionTimeoutMillis: config.poolTimeoutMs },
         }),
         IdempotencyModule.forRoot({
           ttl: config.ttlSeconds * 1000,

@@ -27,7 +27,7 @@ export function databaseUrl(): string {
 /** The demo payments API exactly as `npm start` builds it, on a free port. */
 export async function startDemo(config: Partial<DemoConfig> = {}): Promise<RunningApp> {
   const app = await createDemoApp(
-    { port: 0, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, providerLatencyMs: 0, leaseSeconds: 30, ...config, databaseUrl: databaseUrl() },
+    { port: 0, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, providerLatencyMs: 0, leaseSeconds: 30, poolSize: 20, poolTimeoutMs: 5_000, ...config, databaseUrl: databaseUrl() },
     { quiet: true },
   );
   return listen(app);
