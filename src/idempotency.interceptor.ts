@@ -9,6 +9,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { catchError, finalize, map, type Observable, of, ReplaySubject, tap, throwError } from 'rxjs';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from './idempotency.constants.js';
 import {
@@ -57,7 +58,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       const idempotent = readIdempotentRequest(context, this.settings, route);
       if (!idempotent) return next.handle();
-      const reservation = await this.reserve(idempotent, route);
+      let reservation = await this.reserve(idempotent, route);
+      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(idempotent, route);
       switch (reservation.kind) {
         case 'held':
           return this.execute(next, raw, idempotent, route, reservation.hold);
@@ -96,6 +98,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
       throw new IdempotencyProblem(ProblemType.StoreUnavailable, 'the idempotency store cannot be reached; retry later with the same key', {
         'Retry-After': String(route.retryAfterSeconds),
       });
+    }
+  }
+
+  /**
+   * Wait mode: asks again, with a growing, jittered pause (50 ms to 500 ms) and no connection
+   * held in between, until the key is no longer in progress or `route.waitMs` has passed.
+   */
+  private async awaitTurn(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+    const deadline = Date.now() + route.waitMs;
+    let pause = 50;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) return { kind: 'in-progress' };
+      await sleep(Math.min(left, pause / 2 + Math.random() * pause));
+      pause = Math.min(pause * 2, 500);
+      const reservation = await this.reserve(request, route);
+      if (reservation.kind !== 'in-progress') return reservation;
     }
   }
 

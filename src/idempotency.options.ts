@@ -74,6 +74,13 @@ export interface IdempotentRouteOptions {
   mode?: IdempotencyMode;
   /** Lease mode: the lease. Default: the module's `lease`. */
   lease?: Duration;
+  /**
+   * Wait mode: a duplicate that arrives while the first request is in flight waits up to this
+   * long for it to finish and then gets its replay (or runs, if the first failed and released
+   * the key), instead of an immediate 409. It holds no connection while waiting. Default: `0`
+   * (answer 409 at once).
+   */
+  wait?: Duration;
 }
 
 /** Statuses that are retryable by nature and so never stored (CONTRACT §6). */
@@ -119,6 +126,7 @@ export interface RouteSettings {
   retryAfterSeconds: number;
   mode: IdempotencyMode;
   leaseMs: number;
+  waitMs: number;
 }
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
@@ -161,6 +169,7 @@ export function resolveRouteOptions(module: IdempotencySettings, route: Idempote
         : positiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
     mode: route.mode ?? 'transactional',
     leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease'),
+    waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),
   };
 }
 

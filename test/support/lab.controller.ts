@@ -175,6 +175,24 @@ export class LabController {
     return { charge: this.tx.downstreamKey('charge'), email: this.tx.downstreamKey('email'), inTransaction: this.tx.isActive };
   }
 
+  /** Wait mode: duplicates wait up to 3 s for the first (600 ms of work) instead of a 409. */
+  @Post('waiting')
+  @Idempotent({ wait: '3s' })
+  async waiting(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payment = await this.write(request);
+    await sleep(600);
+    return payment;
+  }
+
+  /** Wait mode with a bound shorter than the work: duplicates still get 409. */
+  @Post('waiting-briefly')
+  @Idempotent({ wait: '100ms' })
+  async waitingBriefly(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payment = await this.write(request);
+    await sleep(600);
+    return payment;
+  }
+
   /** The baseline: the same write and read as `twin`, in a plain transaction, no idempotency. */
   @Post('plain')
   plain(@Req() request: AuthenticatedRequest): Promise<Payment> {
