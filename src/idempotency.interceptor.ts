@@ -58,8 +58,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       const idempotent = readIdempotentRequest(context, this.settings, route);
       if (!idempotent) return next.handle();
-      let reservation = await this.reserve(idempotent, route);
-      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(idempotent, route);
+      let reservation = await this.reserve(raw, idempotent, route);
+      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route);
       switch (reservation.kind) {
         case 'held':
           return this.execute(next, raw, idempotent, route, reservation.hold);
@@ -87,7 +87,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+  private async reserve(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     const key = { ...request, ttlMs: route.ttlMs };
     try {
       return route.mode === 'lease'
@@ -95,9 +95,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         : await this.store.reserve(key);
     } catch (error) {
       this.logFailure('reserving an idempotency key', error as Error);
-      throw new IdempotencyProblem(ProblemType.StoreUnavailable, 'the idempotency store cannot be reached; retry later with the same key', {
-        'Retry-After': String(route.retryAfterSeconds),
-      });
+      throw this.storeUnavailable(raw, route, 'the idempotency store cannot be reached');
     }
   }
 
@@ -105,7 +103,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * Wait mode: asks again, with a growing, jittered pause (50 ms to 500 ms) and no connection
    * held in between, until the key is no longer in progress or `route.waitMs` has passed.
    */
-  private async awaitTurn(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+  private async awaitTurn(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     const deadline = Date.now() + route.waitMs;
     let pause = 50;
     for (;;) {
@@ -113,7 +111,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (left <= 0) return { kind: 'in-progress' };
       await sleep(Math.min(left, pause / 2 + Math.random() * pause));
       pause = Math.min(pause * 2, 500);
-      const reservation = await this.reserve(request, route);
+      const reservation = await this.reserve(raw, request, route);
       if (reservation.kind !== 'in-progress') return reservation;
     }
   }
