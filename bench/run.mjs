@@ -3,9 +3,10 @@
 // processes), runs the scenarios of issue 5 and prints the results table and the ratios, all
 // measured in this run. Exits 1 when a correctness check fails (a storm key executed other than
 // once, a replayed key executed again, any 5xx or dropped request); a missed performance target
-// is a measurement, not a failure.
+// is a measurement, not a failure. BENCH_JSON=<file> also writes every run's raw measurements.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMeter, localPostmaster } from './cpu.mjs';
 import { startDatabase } from './database.mjs';
@@ -163,7 +164,9 @@ try {
   const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [`bench-${run}-expired`]);
   results.sweeper.left = left;
 
-  const failed = printReport(results, await machine(database));
+  const host = await machine(database);
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
+  const failed = printReport(results, host);
   await Promise.all([baseline, module, stormServer, load, storm].map((child) => child.kill()));
   await database.stop();
   process.exitCode = failed ? 1 : 0;
