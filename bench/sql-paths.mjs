@@ -5,11 +5,14 @@
 //
 //   npm run build && node bench/sql-paths.mjs
 //
-// Variants of the execute path: as the library sends it (6 round trips); with the reservation
-// and the completion as named prepared statements (planned once per connection); with BEGIN sent
-// together with the reservation and the completion UPDATE together with COMMIT (4 round trips,
-// values inlined as literals, since a multi-statement message takes no parameters). Variants of
-// the replay path: as sent (3 round trips), and one autocommit lookup (1 round trip).
+// Variants of the execute path: as the library sends it (6 round trips); with a plain INSERT …
+// ON CONFLICT DO NOTHING as the reservation (the issue's straightforward implementation); with
+// the reservation and the completion as named prepared statements (planned once per
+// connection); with BEGIN sent together with the reservation and the completion UPDATE together
+// with COMMIT (4 round trips, values inlined as literals, since a multi-statement message takes
+// no parameters); both (SQL PREPARE once per connection, EXECUTE in the merged messages).
+// Variants of the replay path: as sent (3 round trips), with the reservation prepared, and one
+// autocommit lookup (1 round trip).
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { cpuMeter, localPostmaster } from './cpu.mjs';
@@ -21,6 +24,9 @@ const INSERT_PAYMENT = `INSERT INTO payments (caller, amount, currency) VALUES (
 const SELECT_PAYMENT = `SELECT id, amount, currency, created_at FROM payments WHERE id = $1`;
 const LOOKUP = `SELECT fingerprint, state, status, response_headers, response_body FROM idempotency_keys
   WHERE key = $1 AND caller = $2 AND endpoint = $3 AND expires_at > now()`;
+// The issue's "straightforward in-transaction implementation": no lookup, no advisory lock.
+const PLAIN_RESERVE = `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, expires_at)
+  VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond') ON CONFLICT DO NOTHING RETURNING 1`;
 const ENDPOINT = 'POST /payments';
 const HEADERS = JSON.stringify([['content-type', 'application/json; charset=utf-8']]);
 const BODY = Buffer.from('{"id":"5f0c6f43-2a3b-4a4e-9a51-5b0a7a0e6d1e","amount":1250,"currency":"EUR","createdAt":"2026-01-01T00:00:00.000Z"}');
@@ -55,6 +61,14 @@ const paths = {
     await client.query(COMPLETE, [key, 'sql-execute', ENDPOINT, 201, HEADERS, BODY]);
     await client.query('COMMIT');
   },
+  'execute, the straightforward way: a plain INSERT … ON CONFLICT DO NOTHING reservation': async () => {
+    const key = randomUUID();
+    await client.query('BEGIN');
+    await client.query(PLAIN_RESERVE, [key, 'sql-plain', ENDPOINT, FINGERPRINT, 86_400_000]);
+    await business('sql-plain');
+    await client.query(COMPLETE, [key, 'sql-plain', ENDPOINT, 201, HEADERS, BODY]);
+    await client.query('COMMIT');
+  },
   'execute, reserve and UPDATE as named prepared statements': async () => {
     const key = randomUUID();
     await client.query('BEGIN');
@@ -69,9 +83,20 @@ const paths = {
     await business('sql-merged');
     await client.query(`${inline(COMPLETE, [key, 'sql-merged', ENDPOINT, 201, HEADERS, BODY])}; COMMIT`);
   },
+  'execute, PREPAREd once, BEGIN+EXECUTE reserve and EXECUTE complete+COMMIT in one message each (4 round trips)': async () => {
+    const key = randomUUID();
+    await client.query(`BEGIN; EXECUTE reserve_statement(${[lockId(), key, 'sql-both', ENDPOINT, FINGERPRINT, 86_400_000].map(literal).join(', ')})`);
+    await business('sql-both');
+    await client.query(`EXECUTE complete_statement(${[key, 'sql-both', ENDPOINT, 201, HEADERS, BODY].map(literal).join(', ')}); COMMIT`);
+  },
   'replay, as sent: BEGIN, reserve, ROLLBACK': async () => {
     await client.query('BEGIN');
     await client.query(RESERVE, [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000]);
+    await client.query('ROLLBACK');
+  },
+  'replay, reserve as a named prepared statement: BEGIN, reserve, ROLLBACK': async () => {
+    await client.query('BEGIN');
+    await client.query({ name: 'reserve', text: RESERVE, values: [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000] });
     await client.query('ROLLBACK');
   },
   'replay, one autocommit lookup of the completed row': async () => {
@@ -80,6 +105,8 @@ const paths = {
 };
 
 try {
+  await client.query(`PREPARE reserve_statement AS ${RESERVE}`);
+  await client.query(`PREPARE complete_statement AS ${COMPLETE}`);
   // the replay key, completed
   await client.query('BEGIN');
   await client.query(RESERVE, [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000]);
