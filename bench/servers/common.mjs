@@ -1,0 +1,87 @@
+// What both bench servers share: the SQL round-trip counter, the listen step and the control
+// channel (Node IPC with the orchestrator, so that no bench-only route sits in the measured app).
+import 'reflect-metadata';
+import pg from 'pg';
+import { answer } from '../processes.mjs';
+
+/**
+ * Counts SQL round trips by wrapping `pg.Client.prototype.query`, the one call through which
+ * TypeORM (and so the library) sends every statement, BEGIN/COMMIT/ROLLBACK included. node-pg
+ * sends one statement per round trip (no pipelining), so calls = round trips. Per statement it
+ * also sums the time from the call to its result (the round trip, the server's work and any
+ * wait in the client's queue). The library's code is untouched; this lives in the bench server.
+ */
+const counter = { total: 0, byStatement: new Map() };
+const labels = new Map();
+const query = pg.Client.prototype.query;
+pg.Client.prototype.query = function countedQuery(config, values, callback) {
+  const text = typeof config === 'string' ? config : config?.text;
+  const result = query.call(this, config, values, callback);
+  if (typeof text === 'string') {
+    counter.total += 1;
+    let label = labels.get(text);
+    if (!label) labels.set(text, (label = statementLabel(text)));
+    let entry = counter.byStatement.get(label);
+    if (!entry) counter.byStatement.set(label, (entry = { count: 0, ms: 0 }));
+    entry.count += 1;
+    if (typeof result?.then === 'function') {
+      const started = performance.now();
+      const done = () => void (entry.ms += performance.now() - started);
+      result.then(done, done);
+    }
+  }
+  return result;
+};
+
+/** A short name for a statement: `BEGIN`, `INSERT payments`, `reserve (WITH … ON CONFLICT)` … */
+export function statementLabel(text) {
+  const sql = text.trim().replace(/\s+/g, ' ');
+  const verb = sql.split(' ', 1)[0].toUpperCase();
+  if (verb === 'START' || verb === 'BEGIN') return 'BEGIN';
+  if (verb === 'COMMIT' || verb === 'ROLLBACK') return verb;
+  if (verb === 'SELECT' && /pg_(try_)?advisory_(un)?lock\(/.test(sql)) return 'SELECT advisory lock/unlock (sweeper)';
+  if (verb === 'WITH' && sql.includes('pg_try_advisory_xact_lock')) {
+    return sql.includes('WITH existing') ? 'reserve: WITH lookup, try-lock, INSERT … ON CONFLICT' : 'record: WITH try-lock, INSERT … ON CONFLICT';
+  }
+  const table = /\b(?:INTO|UPDATE|FROM)\s+"?([\w.]+)"?/i.exec(sql)?.[1];
+  return table ? `${verb} ${table}` : verb;
+}
+
+/**
+ * Listens on a free loopback port, reports `ready` with it, then answers the orchestrator's
+ * commands: `reset` and `stats` of the counters (SQL round trips, HTTP responses finished by
+ * this server), `close`, and the server's own `commands`.
+ */
+export async function serve(app, commands = {}) {
+  await app.listen(0, '127.0.0.1');
+  const server = app.getHttpServer();
+  let responses = 0;
+  server.on('request', (_request, response) => response.once('finish', () => (responses += 1)));
+  const { port } = server.address();
+  process.once('SIGTERM', () => void app.close().finally(() => process.exit(0)));
+  const handlers = {
+    reset() {
+      counter.total = 0;
+      counter.byStatement.clear();
+      responses = 0;
+      return {};
+    },
+    stats() {
+      return { queries: counter.total, responses, byStatement: Object.fromEntries(counter.byStatement) };
+    },
+    async close() {
+      await app.close();
+      setImmediate(() => process.exit(0));
+      return {};
+    },
+    ...commands,
+  };
+  answer(handlers, { port });
+}
+
+/** The settings every bench server reads from its environment. */
+export function serverEnv() {
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('bench server: DATABASE_URL is not set');
+  return { databaseUrl, latencyMs: Number(process.env.DEMO_LATENCY_MS ?? 0) };
+}
