@@ -2,11 +2,12 @@
 // schedule disabled. The orchestrator can run one sweep on demand over the control channel.
 import { serve, serverEnv } from './common.mjs';
 import { createDemoApp } from '../../dist/esm/demo/create-demo-app.js';
+import { demoConfigFromEnv } from '../../dist/esm/demo/demo.config.js';
 import { IdempotencySweeper } from '../../dist/esm/index.js';
 
 const { databaseUrl, latencyMs } = serverEnv();
 const app = await createDemoApp(
-  { port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
+  { ...demoConfigFromEnv({}), port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
   { quiet: true },
 );
 
