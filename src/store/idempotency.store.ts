@@ -16,18 +16,17 @@ import { LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
-import { RECORD, RESERVE, RESERVE_LEASE } from './store.sql.js';
+import { LIVE_ROW, RECORD, RESERVE, RESERVE_LEASE } from './store.sql.js';
 
-interface ReserveRow {
-  acquired: boolean | null;
-  reserved: boolean;
-  fingerprint: Buffer | null;
-  state: 'in_progress' | 'completed' | null;
+/** A live row that stood in a reservation's way (LIVE_ROW). */
+interface LiveRow {
+  fingerprint: Buffer;
+  state: 'in_progress' | 'completed';
   status: number | null;
   response_headers: [string, string][] | null;
   response_body: Buffer | null;
   lease_seconds_left: number | null;
-  expires_in_ms: string | null;
+  expires_in_ms: string;
 }
 
 /**
@@ -66,18 +65,12 @@ export class IdempotencyStore implements OnModuleInit {
     if (known) return known;
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
-      const params = this.reserveParams(request);
-      let started = false;
-      const run = async (): Promise<ReserveRow> => {
-        if (started) return (await queryRunner.query(RESERVE, params))[0];
-        started = true;
-        return (await startTransactionWith(queryRunner, RESERVE, params))[0];
-      };
-      const row = await this.settle(run);
-      if (row.reserved) {
+      const reserved = await startTransactionWith(queryRunner, RESERVE, this.reserveParams(request));
+      if (reserved.length === 1) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
         return { kind: 'held', hold: this.track(hold, request, startedAt, Infinity) };
       }
+      const [row] = await queryRunner.query(LIVE_ROW, this.liveRowParams(request));
       await rollbackAndRelease(queryRunner);
       return this.found(row, request, startedAt);
     } catch (error) {
@@ -96,10 +89,11 @@ export class IdempotencyStore implements OnModuleInit {
     if (known) return known;
     const token = randomBytes(8).readBigInt64BE(0).toString();
     const params = [...this.reserveParams(request), leaseMs, token];
-    const row = await this.settle(async () => (await this.dataSource.query(RESERVE_LEASE, params))[0]);
-    if (row.reserved) {
+    const reserved: unknown[] = await this.dataSource.query(RESERVE_LEASE, params);
+    if (reserved.length === 1) {
       return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
     }
+    const [row] = await this.dataSource.query(LIVE_ROW, this.liveRowParams(request));
     return this.found(row, request, startedAt);
   }
 
@@ -119,18 +113,16 @@ export class IdempotencyStore implements OnModuleInit {
     return [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
   }
 
-  /**
-   * Runs a reservation statement, once more when the holder committed between the statement's
-   * snapshot and its lock (the lock was free, yet the insert met a row the snapshot missed).
-   */
-  private async settle(run: () => Promise<ReserveRow>): Promise<ReserveRow> {
-    const row = await run();
-    return row.acquired && !row.reserved && !row.state ? run() : row;
+  private liveRowParams({ scope }: KeyRequest): unknown[] {
+    return [scope.key, scope.caller, scope.endpoint];
   }
 
-  /** What a reservation that did not get the key found in its place. */
-  private found(row: ReserveRow, { scope, fingerprint }: KeyRequest, startedAt: number): Reservation {
-    if (!row.state || !row.fingerprint) return { kind: 'in-progress' };
+  /**
+   * What a reservation that did not get the key found in its place: no live row means another
+   * transaction holds the key uncommitted.
+   */
+  private found(row: LiveRow | undefined, { scope, fingerprint }: KeyRequest, startedAt: number): Reservation {
+    if (!row) return { kind: 'in-progress' };
     if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
     if (row.state !== 'completed') {
       return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };

@@ -1,74 +1,62 @@
 /*
- * The statements of the store. `$1` is always the 64-bit advisory-lock id of the scoped key: a
- * reservation takes it with pg_try_advisory_xact_lock, so a duplicate in flight is answered at
- * once (409) instead of queueing on an uncommitted row and pinning a pool connection.
+ * The statements of the store. A reservation first takes the scoped key's 64-bit advisory lock
+ * ($1) with pg_try_advisory_xact_lock, so that a duplicate in flight is answered at once (409)
+ * instead of queueing on an uncommitted row and pinning a pool connection.
  * Reservation params: lock id, key, caller, endpoint, fingerprint, ttl ms (then lease ms, token).
  */
 
 const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
 
 /**
- * The live row of the scoped key, if any, and the advisory lock, taken only when there is no
- * live row standing in the way: a completed row is replayed and a row under a running lease
- * answers 409, without any lock, so concurrent replays never answer 409.
+ * Which conflicting row a reservation takes over: past its ttl, or a lease that ended (same
+ * fingerprint). Any other conflicting row stands, and the reservation returns no row.
  */
-const EXISTING_AND_LOCK = `
-existing AS (
-  SELECT fingerprint, state, status, response_headers, response_body,
-         ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
-         floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
-  FROM idempotency_keys
-  WHERE key = $2 AND caller = $3 AND endpoint = $4 AND expires_at > now()
-), lock AS (
-  SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired
-  WHERE NOT EXISTS (
-    SELECT 1 FROM existing e
-    WHERE e.state = 'completed' OR e.lease_seconds_left > 0 OR e.fingerprint <> $5
-  )
-)`;
-
-/** Which conflicting row a reservation takes over: past its ttl, or a lease that ended. */
 const TAKEOVER = `
     WHERE k.expires_at <= now()
        OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
 
-const RESULT = `
-SELECT (SELECT acquired FROM lock) AS acquired,
-       EXISTS (SELECT 1 FROM reserved) AS reserved,
-       e.fingerprint, e.state, e.status, e.response_headers, e.response_body, e.lease_seconds_left, e.expires_in_ms
-FROM (VALUES (1)) AS one (n) LEFT JOIN existing e ON true`;
-
-/** Transactional mode: inserts the key inside the transaction that runs the handler. */
+/**
+ * Transactional mode: inserts the key inside the transaction that runs the handler, only if the
+ * key's advisory lock is free. Returns one row when the key is now held. A fresh key costs one
+ * plain INSERT; anything else (a duplicate, a replay) is sorted out by LIVE_ROW.
+ */
 export const RESERVE = `
-WITH ${EXISTING_AND_LOCK}, reserved AS (
-  INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, expires_at)
-  SELECT $2, $3, $4, $5, ${EXPIRES_AT} FROM lock WHERE lock.acquired
-  ON CONFLICT (key, caller, endpoint) DO UPDATE
-    SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
-        response_headers = NULL, response_body = NULL, locked_until = NULL, lease_token = NULL,
-        created_at = now(), expires_at = EXCLUDED.expires_at
-    ${TAKEOVER}
-  RETURNING 1
-)
-${RESULT}`;
+INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, expires_at)
+SELECT $2, $3, $4, $5, ${EXPIRES_AT} WHERE pg_try_advisory_xact_lock($1::bigint)
+ON CONFLICT (key, caller, endpoint) DO UPDATE
+  SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
+      response_headers = NULL, response_body = NULL, locked_until = NULL, lease_token = NULL,
+      created_at = now(), expires_at = EXCLUDED.expires_at
+  ${TAKEOVER}
+RETURNING 1`;
 
 /**
  * Lease mode: reserves the key in its own committed statement, with `locked_until` and a
  * fencing token ($7 lease ms, $8 token).
  */
 export const RESERVE_LEASE = `
-WITH ${EXISTING_AND_LOCK}, reserved AS (
-  INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
-  SELECT $2, $3, $4, $5, now() + $7::bigint * interval '1 millisecond', $8::bigint, ${EXPIRES_AT}
-  FROM lock WHERE lock.acquired
-  ON CONFLICT (key, caller, endpoint) DO UPDATE
-    SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
-        response_headers = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until,
-        lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at
-    ${TAKEOVER}
-  RETURNING 1
-)
-${RESULT}`;
+INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
+SELECT $2, $3, $4, $5, now() + $7::bigint * interval '1 millisecond', $8::bigint, ${EXPIRES_AT}
+WHERE pg_try_advisory_xact_lock($1::bigint)
+ON CONFLICT (key, caller, endpoint) DO UPDATE
+  SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
+      response_headers = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until,
+      lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at
+  ${TAKEOVER}
+RETURNING 1`;
+
+/**
+ * What stood in a reservation's way: the live row of the scoped key (completed: replay it; under
+ * a running lease: 409), or none (another transaction holds the key uncommitted: 409). Run after
+ * the reservation, with a fresh snapshot, so it sees a holder that committed meanwhile.
+ * Params: key, caller, endpoint.
+ */
+export const LIVE_ROW = `
+SELECT fingerprint, state, status, response_headers, response_body,
+       ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
+       floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
+FROM idempotency_keys
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND expires_at > now()`;
 
 /** Records the outcome on the reserved row, inside the reserving transaction. */
 export const COMPLETE = `
