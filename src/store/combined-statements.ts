@@ -1,47 +1,116 @@
-import type { QueryRunner } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
+
+/**
+ * A statement the store runs on every request, prepared once per connection (SQL `PREPARE`) so
+ * that PostgreSQL plans it once, then run with `EXECUTE`.
+ */
+export interface PreparedStatement {
+  /** Unique per statement text: bump the suffix when the text changes. */
+  name: string;
+  /** Parameter types, in order (`PREPARE name (types) AS text`). */
+  types: readonly string[];
+  text: string;
+}
 
 /**
  * Transactional mode sends its statements together with the transaction's own `START
  * TRANSACTION` and `COMMIT`, so that a request costs no round trip more than the same handler in
- * a plain transaction: "START TRANSACTION; <reserve>" and "<complete>; COMMIT" each travel as
- * one simple-protocol query. The simple protocol takes no bind parameters, so values are inlined
- * as literals: strings through the driver's `escapeLiteral`, bytes as `decode('<hex>', 'hex')`,
+ * a plain transaction: "START TRANSACTION; EXECUTE reserve(…)" and "EXECUTE complete(…);
+ * COMMIT" each travel as one simple-protocol query (prefixed, the first time on a connection,
+ * with the `PREPARE`). The simple protocol takes no bind parameters, so values are inlined as
+ * literals: strings through the driver's `escapeLiteral`, bytes as `decode('<hex>', 'hex')`,
  * integers as digits; nothing else is accepted.
  *
  * The QueryRunner is kept in step (`isTransactionActive`, its transaction depth) and TypeORM's
  * transaction events are broadcast as `startTransaction()`/`commitTransaction()` would, so that
  * nested `manager.transaction()` calls use savepoints and subscribers still hear the commit.
  */
-export async function startTransactionWith(queryRunner: QueryRunner, sql: string, params: unknown[]): Promise<any[]> {
+export async function startTransactionWith(
+  queryRunner: QueryRunner,
+  statement: PreparedStatement,
+  params: unknown[],
+): Promise<any[]> {
   const client = await pgClient(queryRunner);
   await queryRunner.broadcaster.broadcast('BeforeTransactionStart');
   setTransactionState(queryRunner, true, 1);
-  const results = await client.query(`START TRANSACTION;\n${inline(sql, params, client)}`);
+  const results = await client.query(`${prepare(client, statement)}START TRANSACTION;\n${execute(statement, params, client)}`);
   await queryRunner.broadcaster.broadcast('AfterTransactionStart');
-  return results[1].rows;
+  return results[results.length - 1].rows;
 }
 
-/** Runs `sql` and `COMMIT` in one round trip; returns the statement's row count. */
-export async function commitWith(queryRunner: QueryRunner, sql: string, params: unknown[]): Promise<number> {
+/** Runs `statement` and `COMMIT` in one round trip; returns the statement's row count. */
+export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<number> {
   const client = await pgClient(queryRunner);
   await queryRunner.broadcaster.broadcast('BeforeTransactionCommit');
-  const results = await client.query(`${inline(sql, params, client)};\nCOMMIT`);
+  const results = await client.query(`${prepare(client, statement)}${execute(statement, params, client)};\nCOMMIT`);
   setTransactionState(queryRunner, false, 0);
   await queryRunner.broadcaster.broadcast('AfterTransactionCommit');
-  return results[0].rowCount ?? 0;
+  return results[results.length - 2].rowCount ?? 0;
+}
+
+/** Runs a prepared `statement` on the query runner's connection (inside its transaction, if any). */
+export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
+  const client = await pgClient(queryRunner);
+  const results = await client.query(`${prepare(client, statement)}${execute(statement, params, client)}`);
+  return results[results.length - 1];
+}
+
+/** Runs a prepared `statement` on its own (autocommit) on a pooled connection of `dataSource`. */
+export async function runPreparedAlone(dataSource: DataSource, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
+  const queryRunner = dataSource.createQueryRunner('master');
+  try {
+    return await runPrepared(queryRunner, statement, params);
+  } finally {
+    await queryRunner.release();
+  }
+}
+
+export interface PgResult {
+  rows: any[];
+  rowCount: number | null;
 }
 
 interface PgClient {
-  query(sql: string): Promise<Array<{ rows: any[]; rowCount: number | null }>>;
+  query(sql: string): Promise<PgResult[] | PgResult>;
   escapeLiteral(value: string): string;
 }
 
-async function pgClient(queryRunner: QueryRunner): Promise<PgClient> {
+/** The statements already prepared on each connection. */
+const prepared = new WeakMap<PgClient, Set<string>>();
+
+async function pgClient(queryRunner: QueryRunner): Promise<{ query(sql: string): Promise<PgResult[]>; escapeLiteral(value: string): string; raw: PgClient }> {
   const client = (await queryRunner.connect()) as PgClient;
   if (typeof client?.escapeLiteral !== 'function') {
     throw new Error('nestjs-pg-idempotency: the DataSource must use the PostgreSQL driver (pg)');
   }
-  return client;
+  return {
+    raw: client,
+    escapeLiteral: (value) => client.escapeLiteral(value),
+    query: async (sql) => {
+      try {
+        const result = await client.query(sql);
+        return Array.isArray(result) ? result : [result];
+      } catch (error) {
+        // PREPARE is not transactional: it outlives a failure later in the same query string, so
+        // the record stays. Only a connection reset behind the pool's back makes it wrong: its
+        // EXECUTE fails (26000), and the next request on that connection prepares again.
+        if ((error as { code?: string }).code === '26000') prepared.delete(client);
+        throw error;
+      }
+    },
+  };
+}
+
+function prepare(client: { raw: PgClient }, statement: PreparedStatement): string {
+  let names = prepared.get(client.raw);
+  if (!names) prepared.set(client.raw, (names = new Set()));
+  if (names.has(statement.name)) return '';
+  names.add(statement.name);
+  return `PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text};\n`;
+}
+
+function execute(statement: PreparedStatement, params: unknown[], client: { escapeLiteral(value: string): string }): string {
+  return `EXECUTE ${statement.name} (${params.map((param) => literal(param, client)).join(', ')})`;
 }
 
 function setTransactionState(queryRunner: QueryRunner, active: boolean, depth: number): void {
@@ -50,11 +119,7 @@ function setTransactionState(queryRunner: QueryRunner, active: boolean, depth: n
   state.transactionDepth = depth;
 }
 
-function inline(sql: string, params: unknown[], client: PgClient): string {
-  return sql.replace(/\$(\d+)/g, (_placeholder, index: string) => literal(params[Number(index) - 1], client));
-}
-
-function literal(value: unknown, client: PgClient): string {
+function literal(value: unknown, client: { escapeLiteral(value: string): string }): string {
   if (value === null || value === undefined) return 'NULL';
   if (Buffer.isBuffer(value)) return `decode('${value.toString('hex')}', 'hex')`;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);

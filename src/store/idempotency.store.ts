@@ -9,7 +9,7 @@ import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { KeyHold, KeyRequest } from './key-hold.js';
-import { startTransactionWith } from './combined-statements.js';
+import { runPrepared, startTransactionWith } from './combined-statements.js';
 import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
 import { LocalKeys } from './local-keys.js';
@@ -70,9 +70,9 @@ export class IdempotencyStore implements OnModuleInit {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
         return { kind: 'held', hold: this.track(hold, request, startedAt, Infinity) };
       }
-      const [row] = await queryRunner.query(LIVE_ROW, this.liveRowParams(request));
+      const { rows } = await runPrepared(queryRunner, LIVE_ROW, this.liveRowParams(request));
       await rollbackAndRelease(queryRunner);
-      return this.found(row, request, startedAt);
+      return this.found(rows[0], request, startedAt);
     } catch (error) {
       await rollbackAndRelease(queryRunner);
       throw error;
@@ -89,12 +89,17 @@ export class IdempotencyStore implements OnModuleInit {
     if (known) return known;
     const token = randomBytes(8).readBigInt64BE(0).toString();
     const params = [...this.reserveParams(request), leaseMs, token];
-    const reserved: unknown[] = await this.dataSource.query(RESERVE_LEASE, params);
-    if (reserved.length === 1) {
-      return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
+    const queryRunner = this.dataSource.createQueryRunner('master');
+    try {
+      const reserved = await runPrepared(queryRunner, RESERVE_LEASE, params);
+      if (reserved.rows.length === 1) {
+        return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
+      }
+      const { rows } = await runPrepared(queryRunner, LIVE_ROW, this.liveRowParams(request));
+      return this.found(rows[0], request, startedAt);
+    } finally {
+      await queryRunner.release();
     }
-    const [row] = await this.dataSource.query(LIVE_ROW, this.liveRowParams(request));
-    return this.found(row, request, startedAt);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
+import { runPreparedAlone } from './combined-statements.js';
 import { COMPLETE_LEASE, RELEASE_LEASE } from './store.sql.js';
 
 /**
@@ -27,16 +28,16 @@ export class KeyLease implements KeyHold {
     if (this.ended) return 'skipped';
     this.ended = true;
     const { key, caller, endpoint } = this.request.scope;
-    const [, updated]: [unknown, number] = await this.dataSource.query(COMPLETE_LEASE, [
+    const { rowCount } = await runPreparedAlone(this.dataSource, COMPLETE_LEASE, [
       key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body,
     ]);
-    return updated === 1 ? 'recorded' : 'lost';
+    return rowCount === 1 ? 'recorded' : 'lost';
   }
 
   async release(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     const { key, caller, endpoint } = this.request.scope;
-    await this.dataSource.query(RELEASE_LEASE, [key, caller, endpoint, this.token]);
+    await runPreparedAlone(this.dataSource, RELEASE_LEASE, [key, caller, endpoint, this.token]);
   }
 }

@@ -1,3 +1,5 @@
+import type { PreparedStatement } from './combined-statements.js';
+
 /*
  * The statements of the store. A reservation first takes the scoped key's 64-bit advisory lock
  * ($1) with pg_try_advisory_xact_lock, so that a duplicate in flight is answered at once (409)
@@ -20,7 +22,10 @@ const TAKEOVER = `
  * key's advisory lock is free. Returns one row when the key is now held. A fresh key costs one
  * plain INSERT; anything else (a duplicate, a replay) is sorted out by LIVE_ROW.
  */
-export const RESERVE = `
+export const RESERVE: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_reserve_v1',
+  types: ['bigint', 'varchar', 'text', 'text', 'bytea', 'bigint'],
+  text: `
 INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, expires_at)
 SELECT $2, $3, $4, $5, ${EXPIRES_AT} WHERE pg_try_advisory_xact_lock($1::bigint)
 ON CONFLICT (key, caller, endpoint) DO UPDATE
@@ -28,13 +33,17 @@ ON CONFLICT (key, caller, endpoint) DO UPDATE
       response_headers = NULL, response_body = NULL, locked_until = NULL, lease_token = NULL,
       created_at = now(), expires_at = EXCLUDED.expires_at
   ${TAKEOVER}
-RETURNING 1`;
+RETURNING 1`,
+};
 
 /**
  * Lease mode: reserves the key in its own committed statement, with `locked_until` and a
  * fencing token ($7 lease ms, $8 token).
  */
-export const RESERVE_LEASE = `
+export const RESERVE_LEASE: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_reserve_lease_v1',
+  types: ['bigint', 'varchar', 'text', 'text', 'bytea', 'bigint', 'bigint', 'bigint'],
+  text: `
 INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
 SELECT $2, $3, $4, $5, now() + $7::bigint * interval '1 millisecond', $8::bigint, ${EXPIRES_AT}
 WHERE pg_try_advisory_xact_lock($1::bigint)
@@ -43,7 +52,8 @@ ON CONFLICT (key, caller, endpoint) DO UPDATE
       response_headers = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until,
       lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at
   ${TAKEOVER}
-RETURNING 1`;
+RETURNING 1`,
+};
 
 /**
  * What stood in a reservation's way: the live row of the scoped key (completed: replay it; under
@@ -51,29 +61,45 @@ RETURNING 1`;
  * the reservation, with a fresh snapshot, so it sees a holder that committed meanwhile.
  * Params: key, caller, endpoint.
  */
-export const LIVE_ROW = `
+export const LIVE_ROW: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_live_row_v1',
+  types: ['varchar', 'text', 'text'],
+  text: `
 SELECT fingerprint, state, status, response_headers, response_body,
        ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
        floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
 FROM idempotency_keys
-WHERE key = $1 AND caller = $2 AND endpoint = $3 AND expires_at > now()`;
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND expires_at > now()`,
+};
 
 /** Records the outcome on the reserved row, inside the reserving transaction. */
-export const COMPLETE = `
+export const COMPLETE: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_complete_v1',
+  types: ['varchar', 'text', 'text', 'smallint', 'jsonb', 'bytea'],
+  text: `
 UPDATE idempotency_keys
 SET state = 'completed', status = $4, response_headers = $5, response_body = $6
-WHERE key = $1 AND caller = $2 AND endpoint = $3`;
+WHERE key = $1 AND caller = $2 AND endpoint = $3`,
+};
 
 /** Records a lease holder's outcome, only while the row carries its fencing token. */
-export const COMPLETE_LEASE = `
+export const COMPLETE_LEASE: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_complete_lease_v1',
+  types: ['varchar', 'text', 'text', 'bigint', 'smallint', 'jsonb', 'bytea'],
+  text: `
 UPDATE idempotency_keys
 SET state = 'completed', status = $5, response_headers = $6, response_body = $7, locked_until = NULL
-WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`;
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
+};
 
 /** Frees a leased key, only while the row carries the holder's fencing token. */
-export const RELEASE_LEASE = `
+export const RELEASE_LEASE: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_release_lease_v1',
+  types: ['varchar', 'text', 'text', 'bigint'],
+  text: `
 DELETE FROM idempotency_keys
-WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`;
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
+};
 
 /**
  * Records an outcome in its own short transaction (after the handler's transaction was rolled

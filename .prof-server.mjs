@@ -1,0 +1,13 @@
+import 'reflect-metadata';
+import { Body, Controller, Module, Post, Req, UseGuards, ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule, InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { IdempotencyModule, Idempotent, IdempotencyTransaction } from '/work/main/dist/esm/index.js';
+import { Payment } from '/work/main/dist/esm/demo/payments/payment.entity.js';
+import { createDemoApp } from '/work/main/dist/esm/demo/create-demo-app.js';
+import { demoConfigFromEnv } from '/work/main/dist/esm/demo/demo.config.js';
+const app = await createDemoApp({ ...demoConfigFromEnv({}), port: 0, databaseUrl: process.env.DATABASE_URL, sweepIntervalMs: 0 }, { quiet: true });
+await app.listen(Number(process.env.PORT), '127.0.0.1');
+console.log('ready');
+process.on('SIGINT', async () => { await app.close(); process.exit(0); });
