@@ -5,10 +5,13 @@ import { DataSource } from 'typeorm';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
 import { createDemoApp } from '../../src/demo/create-demo-app.js';
 import { DEMO_CONFIG, type DemoConfig } from '../../src/demo/demo.config.js';
+import { HTTP_PLATFORMS, type HttpPlatform, httpAdapterFor } from '../../src/demo/http/http-platform.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { PaymentsController } from '../../src/demo/payments/payments.controller.js';
 import { LabController, LabV2Controller } from './lab.controller.js';
+
+export { HTTP_PLATFORMS, type HttpPlatform };
 
 /** A running app and its base URL. */
 export interface RunningApp {
@@ -23,10 +26,26 @@ export function databaseUrl(): string {
   return url;
 }
 
+/**
+ * The app starters bound to one HTTP platform, so a suite runs the same scenarios on each:
+ *
+ * ```ts
+ * describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+ *   const { startDemo, startLab } = appsOn(platform);
+ * ```
+ */
+export function appsOn(platform: HttpPlatform) {
+  return {
+    startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...config }),
+    startLab: (options: IdempotencyModuleOptions = {}, latencyMs = 0) => startLab(options, latencyMs, platform),
+    startLabOnNamedDataSource: (name: string) => startLabOnNamedDataSource(name, platform),
+  };
+}
+
 /** The demo payments API exactly as `npm start` builds it, on a free port. */
 export async function startDemo(config: Partial<DemoConfig> = {}): Promise<RunningApp> {
   const app = await createDemoApp(
-    { port: 0, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, ...config, databaseUrl: databaseUrl() },
+    { port: 0, platform: 'express', ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, ...config, databaseUrl: databaseUrl() },
     { quiet: true },
   );
   return listen(app);
@@ -36,7 +55,11 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
  * An app with the lab routes (one behaviour each) and the demo's payments routes, a global
  * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
  */
-export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs = 0): Promise<RunningApp> {
+export async function startLab(
+  options: IdempotencyModuleOptions = {},
+  latencyMs = 0,
+  platform: HttpPlatform = 'express',
+): Promise<RunningApp> {
   let dataSource: DataSource | undefined;
   try {
     return await startLabWith(
@@ -48,6 +71,7 @@ export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs
         IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
       ],
       latencyMs,
+      platform,
     );
   } catch (error) {
     // A bootstrap that fails (on purpose, in some tests) must not leave its pool behind.
@@ -60,7 +84,7 @@ export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs
  * The lab app on a named TypeORM connection, configured with `forRootAsync` from an injected
  * provider, as apps with several databases do.
  */
-export async function startLabOnNamedDataSource(name: string): Promise<RunningApp> {
+export async function startLabOnNamedDataSource(name: string, platform: HttpPlatform = 'express'): Promise<RunningApp> {
   const SETTINGS = Symbol('settings');
   @Module({ providers: [{ provide: SETTINGS, useValue: { ttl: '1h' as const } }], exports: [SETTINGS] })
   class SettingsModule {}
@@ -71,10 +95,14 @@ export async function startLabOnNamedDataSource(name: string): Promise<RunningAp
       inject: [SETTINGS],
       useFactory: (settings: { ttl: '1h' }) => ({ ...settings, dataSource: name, sweepInterval: 0 }),
     }),
-  ]);
+  ], 0, platform);
 }
 
-async function startLabWith(imports: NonNullable<ModuleMetadata['imports']>, latencyMs = 0): Promise<RunningApp> {
+async function startLabWith(
+  imports: NonNullable<ModuleMetadata['imports']>,
+  latencyMs: number,
+  platform: HttpPlatform,
+): Promise<RunningApp> {
   @Module({
     imports,
     controllers: [LabController, LabV2Controller, PaymentsController],
@@ -82,10 +110,10 @@ async function startLabWith(imports: NonNullable<ModuleMetadata['imports']>, lat
   })
   class LabModule {}
 
-  const app = await NestFactory.create(LabModule, { logger: false });
+  const app = await NestFactory.create(LabModule, httpAdapterFor(platform), { logger: false });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
   app.useGlobalInterceptors(new ClassSerializerInterceptor(app.get(Reflector)));
-  app.useGlobalFilters(new ProblemDetailsFilter());
+  app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
   return listen(app);
 }
 

@@ -14,12 +14,16 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
-import type { Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
+
+/** What Express's `Response` and Fastify's `FastifyReply` share: `header(name, value)`. */
+export interface HeaderSetter {
+  header(name: string, value: string): unknown;
+}
 
 export class Account {
   id!: number;
@@ -75,10 +79,11 @@ export class LabController {
   @Idempotent()
   @Header('Location', '/lab/things/42')
   @Header('ETag', '"v1"')
-  headers(@Res({ passthrough: true }) response: Response): object {
-    response.setHeader('X-Trace', 'set-by-the-first-run');
-    response.setHeader('X-Replayed-Too', 'configured');
-    response.cookie('session', 'secret-of-the-first-caller');
+  @Header('Cache-Control', 'no-store')
+  headers(@Res({ passthrough: true }) response: HeaderSetter): object {
+    response.header('X-Trace', 'set-by-the-first-run');
+    response.header('X-Replayed-Too', 'configured');
+    response.header('Set-Cookie', 'session=secret-of-the-first-caller; Path=/; HttpOnly');
     return { created: 42 };
   }
 
@@ -111,6 +116,13 @@ export class LabController {
   async file(@Req() request: AuthenticatedRequest): Promise<StreamableFile> {
     await this.write(request);
     return new StreamableFile(Buffer.from('not replayable'));
+  }
+
+  /** Any path below /lab/deep/ (a wildcard, so no router parameter-length limit applies). */
+  @Post('deep/*')
+  @Idempotent()
+  deep(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.write(request);
   }
 
   @Post('scoped')
