@@ -21,6 +21,7 @@ import { type IdempotentRequest, readIdempotentRequest } from './key/idempotent-
 import { IdempotencyProblem, PROBLEM_CONTENT_TYPE, ProblemType } from './problems.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from './response/response-capture.js';
 import { problemReplacement, replayOf, toStoredResponse } from './response/stored-response.js';
+import { refuseMultipleValues } from './response/single-value.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import type { KeyTransaction } from './store/key-transaction.js';
 import type { Reservation } from './store/reservation.js';
@@ -124,6 +125,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           }
           return value;
         }),
+        refuseMultipleValues(raw),
         tap({ error: () => (handlerFailed = true) }),
         finalize(markSettled),
       )

@@ -10,7 +10,7 @@ export {
   type StorePolicy,
 } from './idempotency.options.js';
 export { REPLAYED_HEADER } from './idempotency.constants.js';
-export { IdempotencyConfigurationError } from './idempotency.errors.js';
+export { IdempotencyConfigurationError, UnreplayableRouteError } from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './problems.js';
 export type { Duration } from './key/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';

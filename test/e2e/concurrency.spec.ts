@@ -64,7 +64,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('two app instances with separate pools on one database', () => {
     it('20 keys × 10 duplicates spread over both: exactly 20 executions, the rest 409 or byte-identical replays', async () => {
-      const [a, b] = [await startLab({}, 200), await startLab({}, 200)];
+      const [a, b] = [await startLab({}, { latencyMs: 200 }), await startLab({}, { latencyMs: 200 })];
       try {
         const caller = newCaller();
         const keys = Array.from({ length: 20 }, () => newKey());
@@ -94,7 +94,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   describe('a storm of duplicates', () => {
     it('does not starve requests for other keys of pool connections', async () => {
       // /payments takes 1 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
-      const lab = await startLab({}, 1_000);
+      const lab = await startLab({}, { latencyMs: 1_000 });
       try {
         const stormCaller = newCaller();
         const key = newKey();

@@ -26,6 +26,17 @@ export function databaseUrl(): string {
   return url;
 }
 
+/** How a lab app is set up besides its module options. */
+export interface LabSetup {
+  /** Delay inside the demo's payment handler (`POST /payments`). */
+  latencyMs?: number;
+  platform?: HttpPlatform;
+  /** Controllers added to the lab's. */
+  controllers?: NonNullable<ModuleMetadata['controllers']>;
+  /** Runs on the app before it listens (e.g. `app.enableCors()`). */
+  configure?: (app: INestApplication) => void;
+}
+
 /**
  * The app starters bound to one HTTP platform, so a suite runs the same scenarios on each:
  *
@@ -37,8 +48,8 @@ export function databaseUrl(): string {
 export function appsOn(platform: HttpPlatform) {
   return {
     startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...config }),
-    startLab: (options: IdempotencyModuleOptions = {}, latencyMs = 0) => startLab(options, latencyMs, platform),
-    startLabOnNamedDataSource: (name: string) => startLabOnNamedDataSource(name, platform),
+    startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab(options, { platform, ...setup }),
+    startLabOnNamedDataSource: (name: string) => startLabOnNamedDataSource(name, { platform }),
   };
 }
 
@@ -55,11 +66,7 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
  * An app with the lab routes (one behaviour each) and the demo's payments routes, a global
  * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
  */
-export async function startLab(
-  options: IdempotencyModuleOptions = {},
-  latencyMs = 0,
-  platform: HttpPlatform = 'express',
-): Promise<RunningApp> {
+export async function startLab(options: IdempotencyModuleOptions = {}, setup: LabSetup = {}): Promise<RunningApp> {
   let dataSource: DataSource | undefined;
   try {
     return await startLabWith(
@@ -70,12 +77,11 @@ export async function startLab(
         }),
         IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
       ],
-      latencyMs,
-      platform,
+      setup,
     );
   } catch (error) {
     // A bootstrap that fails (on purpose, in some tests) must not leave its pool behind.
-    await dataSource?.destroy();
+    if (dataSource?.isInitialized) await dataSource.destroy();
     throw error;
   }
 }
@@ -84,28 +90,30 @@ export async function startLab(
  * The lab app on a named TypeORM connection, configured with `forRootAsync` from an injected
  * provider, as apps with several databases do.
  */
-export async function startLabOnNamedDataSource(name: string, platform: HttpPlatform = 'express'): Promise<RunningApp> {
+export async function startLabOnNamedDataSource(name: string, setup: LabSetup = {}): Promise<RunningApp> {
   const SETTINGS = Symbol('settings');
   @Module({ providers: [{ provide: SETTINGS, useValue: { ttl: '1h' as const } }], exports: [SETTINGS] })
   class SettingsModule {}
-  return startLabWith([
-    TypeOrmModule.forRoot({ name, type: 'postgres', url: databaseUrl(), entities: [Payment] }),
-    IdempotencyModule.forRootAsync({
-      imports: [SettingsModule],
-      inject: [SETTINGS],
-      useFactory: (settings: { ttl: '1h' }) => ({ ...settings, dataSource: name, sweepInterval: 0 }),
-    }),
-  ], 0, platform);
+  return startLabWith(
+    [
+      TypeOrmModule.forRoot({ name, type: 'postgres', url: databaseUrl(), entities: [Payment] }),
+      IdempotencyModule.forRootAsync({
+        imports: [SettingsModule],
+        inject: [SETTINGS],
+        useFactory: (settings: { ttl: '1h' }) => ({ ...settings, dataSource: name, sweepInterval: 0 }),
+      }),
+    ],
+    setup,
+  );
 }
 
 async function startLabWith(
   imports: NonNullable<ModuleMetadata['imports']>,
-  latencyMs: number,
-  platform: HttpPlatform,
+  { latencyMs = 0, platform = 'express', controllers = [], configure }: LabSetup,
 ): Promise<RunningApp> {
   @Module({
     imports,
-    controllers: [LabController, LabV2Controller, PaymentsController],
+    controllers: [LabController, LabV2Controller, PaymentsController, ...controllers],
     providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }],
   })
   class LabModule {}
@@ -114,6 +122,7 @@ async function startLabWith(
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
   app.useGlobalInterceptors(new ClassSerializerInterceptor(app.get(Reflector)));
   app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
+  configure?.(app);
   return listen(app);
 }
 

@@ -15,6 +15,7 @@ import {
 } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { from, interval, map, type Observable, of, switchMap } from 'rxjs';
 import type { EntityManager } from 'typeorm';
 import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
@@ -123,6 +124,20 @@ export class LabController {
   @Idempotent()
   deep(@Req() request: AuthenticatedRequest): Promise<Payment> {
     return this.write(request);
+  }
+
+  /** Writes, then emits one value per `count` (1 by default; `0` means endlessly, every 10 ms). */
+  @Post('observable')
+  @Idempotent()
+  observable(@Req() request: AuthenticatedRequest, @Body() body: { count?: number }): Observable<object> {
+    const count = body.count ?? 1;
+    return from(this.write(request)).pipe(
+      switchMap((payment) =>
+        count === 0
+          ? interval(10).pipe(map((n) => ({ n, paymentId: payment.id })))
+          : of(...Array.from({ length: count }, (_, n) => ({ n, paymentId: payment.id }))),
+      ),
+    );
   }
 
   @Post('scoped')
