@@ -22,6 +22,7 @@ import { IdempotencyProblem, PROBLEM_CONTENT_TYPE, ProblemType } from './problem
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from './response/response-capture.js';
 import { problemReplacement, replayOf, toStoredResponse } from './response/stored-response.js';
 import { refuseMultipleValues } from './response/single-value.js';
+import { tooLargeProblem } from './response/size-limit.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import type { KeyTransaction } from './store/key-transaction.js';
 import type { Reservation } from './store/reservation.js';
@@ -144,6 +145,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!transaction.isOpen) return;
     try {
       if (!route.storeResponse(captured.status)) return await transaction.rollback();
+      const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
+      if (tooLarge) {
+        await transaction.rollback();
+        this.logger.error(`${request.scope.endpoint}: ${tooLarge.problem.detail}`);
+        return problemReplacement(tooLarge.problem, this.settings.replayHeaders);
+      }
       const stored = toStoredResponse(captured, this.settings.replayHeaders);
       if (!handlerFailed) return await transaction.complete(stored);
       // The handler threw a deterministic error: its writes are undone, its answer is kept.

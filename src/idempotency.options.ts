@@ -37,6 +37,12 @@ export interface IdempotencyModuleOptions {
    * Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx.
    */
   storeResponse?: StorePolicy;
+  /**
+   * The largest response body (bytes) that is stored. A response that would be stored but is
+   * larger is not sent: its writes roll back, the key stays free, and the client gets a 500
+   * `response-too-large` problem. Default: `1048576` (1 MiB).
+   */
+  maxResponseBytes?: number;
   /** How often expired rows are swept; `0` disables the schedule. Default: `'1m'`. */
   sweepInterval?: Duration;
   /** Rows deleted per sweeper statement. Default: `1000`. */
@@ -53,6 +59,7 @@ export interface IdempotentRouteOptions {
   fingerprint?: FingerprintOption;
   storeResponse?: StorePolicy;
   retryAfterSeconds?: number;
+  maxResponseBytes?: number;
 }
 
 /** Statuses that are retryable by nature and so never stored (CONTRACT §6). */
@@ -61,6 +68,9 @@ const TRANSIENT_4XX = new Set([408, 409, 425, 429]);
 /** The default failure policy: see {@link IdempotencyModuleOptions.storeResponse}. */
 export const defaultStorePolicy: StorePolicy = (status) =>
   status >= 200 && status < 500 && !TRANSIENT_4XX.has(status);
+
+/** The default of {@link IdempotencyModuleOptions.maxResponseBytes}: 1 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
 /** Headers a replay carries when the first response had them (CONTRACT §6). */
 export const REPLAYED_HEADERS = ['content-type', 'location', 'content-location', 'etag', 'last-modified'];
@@ -82,6 +92,7 @@ export interface IdempotencySettings {
   replayHeaders: ReadonlySet<string>;
   retryAfterSeconds: number;
   storeResponse: StorePolicy;
+  maxResponseBytes: number;
   sweepIntervalMs: number;
   sweepBatchSize: number;
 }
@@ -94,6 +105,7 @@ export interface RouteSettings {
   fingerprint?: FingerprintOption;
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
+  maxResponseBytes: number;
 }
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
@@ -110,6 +122,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     replayHeaders,
     retryAfterSeconds: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
     storeResponse: options.storeResponse ?? defaultStorePolicy,
+    maxResponseBytes: positiveInteger(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
   };
@@ -126,6 +139,10 @@ export function resolveRouteOptions(module: IdempotencySettings, route: Idempote
       route.retryAfterSeconds === undefined
         ? module.retryAfterSeconds
         : positiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
+    maxResponseBytes:
+      route.maxResponseBytes === undefined
+        ? module.maxResponseBytes
+        : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
   };
 }
 

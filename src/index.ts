@@ -3,6 +3,7 @@ export { Idempotent } from './idempotent.decorator.js';
 export { IdempotencyInterceptor } from './idempotency.interceptor.js';
 export {
   type CallerResolver,
+  DEFAULT_MAX_RESPONSE_BYTES,
   defaultStorePolicy,
   type IdempotencyModuleOptions,
   type IdempotentRouteOptions,

@@ -10,6 +10,7 @@ export enum ProblemType {
   EndpointTooLong = 'urn:nestjs-pg-idempotency:endpoint-too-long',
   StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
   ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
+  ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -21,6 +22,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.EndpointTooLong]: { status: 414, title: 'Request path too long for an idempotent request' },
   [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
   [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
+  [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
 };
 
 /** The media type of every problem body. */

@@ -1,17 +1,20 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
+import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { UnreplayableRouteError } from '../idempotency.errors.js';
+import { type IdempotencySettings, type IdempotentRouteOptions, resolveRouteOptions } from '../idempotency.options.js';
 import { unreplayableReason } from './unreplayable-route.js';
 
 /**
  * Checks every controller at bootstrap: an `@Idempotent()` route (by method or by class) whose
  * responses cannot be replayed fails `app.init()` / `app.listen()` with an
- * {@link UnreplayableRouteError} naming each such route and how to fix it.
+ * {@link UnreplayableRouteError} naming each such route and how to fix it; an invalid route
+ * option fails it with the option's error, instead of the route's first request.
  */
 @Injectable()
 export class IdempotentRoutesExplorer implements OnModuleInit {
   constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
@@ -24,7 +27,12 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
       if (!controller?.prototype) continue;
       for (const name of this.scanner.getAllMethodNames(controller.prototype)) {
         const handler = controller.prototype[name];
-        if (this.reflector.getAllAndOverride(IDEMPOTENT_ROUTE, [handler, controller]) === undefined) continue;
+        const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [
+          handler,
+          controller,
+        ]);
+        if (options === undefined) continue;
+        resolveRouteOptions(this.settings, options);
         const reason = unreplayableReason(controller, name);
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }

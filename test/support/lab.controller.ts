@@ -140,6 +140,20 @@ export class LabController {
     );
   }
 
+  /** Writes, then answers with a body of about `size` bytes; stores up to 4 KiB. */
+  @Post('large')
+  @Idempotent({ maxResponseBytes: 4096 })
+  large(@Req() request: AuthenticatedRequest, @Body() body: { size: number }): Promise<object> {
+    return this.sized(request, body.size);
+  }
+
+  /** The same under the module's maxResponseBytes. */
+  @Post('large-default')
+  @Idempotent()
+  largeDefault(@Req() request: AuthenticatedRequest, @Body() body: { size: number }): Promise<object> {
+    return this.sized(request, body.size);
+  }
+
   @Post('scoped')
   @Idempotent()
   postScoped(@Req() request: AuthenticatedRequest): Promise<Payment> {
@@ -179,6 +193,11 @@ export class LabController {
     const payment = await this.write(request);
     await sleep(600);
     return payment;
+  }
+
+  private async sized(request: AuthenticatedRequest, size: number): Promise<object> {
+    const payment = await this.write(request);
+    return { paymentId: payment.id, data: 'x'.repeat(Math.max(0, size - 70)) };
   }
 
   private write(request: AuthenticatedRequest): Promise<Payment> {
