@@ -11,6 +11,12 @@ export {
   type StorePolicy,
 } from './idempotency.options.js';
 export { REPLAYED_HEADER } from './idempotency.constants.js';
+export {
+  type CorsHeaderOptions,
+  IDEMPOTENCY_CORS_ALLOWED_HEADERS,
+  IDEMPOTENCY_CORS_EXPOSED_HEADERS,
+  withIdempotencyCors,
+} from './idempotency.cors.js';
 export { IdempotencyConfigurationError, UnreplayableRouteError } from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './problems.js';
 export type { Duration } from './key/duration.js';
