@@ -29,7 +29,9 @@ export interface CorsHeaderOptions {
  * Works with `app.enableCors()` on Express and Fastify; for a CORS options function, apply it
  * to the object that function returns.
  */
-export function withIdempotencyCors<T extends CorsHeaderOptions>(options: T = {} as T): T & { exposedHeaders: string[] } {
+export function withIdempotencyCors<T extends object>(
+  options: T & CorsHeaderOptions = {} as T,
+): T & { exposedHeaders: string[] } {
   return {
     ...options,
     ...(options.allowedHeaders !== undefined && {
