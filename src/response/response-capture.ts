@@ -89,7 +89,7 @@ export function captureResponse(
 
 /**
  * Sends `replacement` instead of what the app wrote. Headers the app passed to `writeHead()`
- * (Fastify passes all of its reply headers there: `@Header()`, CORS, …) are kept like those set
+ * (Fastify passes its reply headers there: `@Header()`, `reply.header()`) are kept like those set
  * on `raw` (Express), so both platforms send the same headers around a replacement.
  */
 function send(
