@@ -33,6 +33,8 @@ export interface LabSetup {
   platform?: HttpPlatform;
   /** Controllers added to the lab's. */
   controllers?: NonNullable<ModuleMetadata['controllers']>;
+  /** Install the demo's global ProblemDetailsFilter (default); `false` leaves Nest's own. */
+  problemFilter?: boolean;
   /** Runs on the app before it listens (e.g. `app.enableCors()`). */
   configure?: (app: INestApplication) => void;
 }
@@ -109,7 +111,7 @@ export async function startLabOnNamedDataSource(name: string, setup: LabSetup = 
 
 async function startLabWith(
   imports: NonNullable<ModuleMetadata['imports']>,
-  { latencyMs = 0, platform = 'express', controllers = [], configure }: LabSetup,
+  { latencyMs = 0, platform = 'express', controllers = [], problemFilter = true, configure }: LabSetup,
 ): Promise<RunningApp> {
   @Module({
     imports,
@@ -121,7 +123,7 @@ async function startLabWith(
   const app = await NestFactory.create(LabModule, httpAdapterFor(platform), { logger: false });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
   app.useGlobalInterceptors(new ClassSerializerInterceptor(app.get(Reflector)));
-  app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
+  if (problemFilter) app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
   configure?.(app);
   return listen(app);
 }
