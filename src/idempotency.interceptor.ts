@@ -9,7 +9,8 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ServerResponse } from 'node:http';
-import { finalize, map, type Observable, of, ReplaySubject, tap } from 'rxjs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { catchError, finalize, map, type Observable, of, ReplaySubject, tap, throwError } from 'rxjs';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from './idempotency.constants.js';
 import {
   type IdempotencySettings,
@@ -24,9 +25,10 @@ import { problemReplacement, replayOf, toStoredResponse } from './response/store
 import { refuseMultipleValues } from './response/single-value.js';
 import { tooLargeProblem } from './response/size-limit.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
-import type { KeyTransaction } from './store/key-transaction.js';
+import { isDatabaseUnavailable } from './store/database-errors.js';
+import type { KeyHold } from './store/key-hold.js';
 import type { Reservation } from './store/reservation.js';
-import { transactionContext } from './transaction/transaction-context.js';
+import { executionContext } from './transaction/transaction-context.js';
 
 /** Marks a request this interceptor already handles (class- and method-level `@Idempotent()`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
@@ -58,10 +60,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       const idempotent = readIdempotentRequest(context, this.settings, route);
       if (!idempotent) return next.handle();
-      const reservation = await this.reserve(idempotent, route);
+      let reservation = await this.reserve(raw, idempotent, route);
+      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route);
       switch (reservation.kind) {
-        case 'reserved':
-          return this.execute(next, raw, idempotent, route, reservation.transaction);
+        case 'held':
+          return this.execute(next, raw, idempotent, route, reservation.hold);
         case 'completed':
           captureResponse(raw, async () => replayOf(reservation.response, this.settings.replayHeaders), () => undefined);
           return of(undefined);
@@ -74,7 +77,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           throw new IdempotencyProblem(
             ProblemType.KeyInUse,
             'a request with this Idempotency-Key is still being processed; retry after the Retry-After delay',
-            { 'Retry-After': String(route.retryAfterSeconds) },
+            { 'Retry-After': String(reservation.retryAfterSeconds ?? route.retryAfterSeconds) },
           );
       }
     } catch (error) {
@@ -86,38 +89,68 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
   }
 
-  private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+  private async reserve(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+    const key = { ...request, ttlMs: route.ttlMs };
     try {
-      return await this.store.reserve(request.scope, request.fingerprint, route.ttlMs);
+      return route.mode === 'lease'
+        ? await this.store.reserveLease(key, route.leaseMs)
+        : await this.store.reserve(key);
     } catch (error) {
-      this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
-      throw new IdempotencyProblem(ProblemType.StoreUnavailable, 'the idempotency store cannot be reached; retry later with the same key');
+      this.logFailure('reserving an idempotency key', error as Error);
+      throw this.storeUnavailable(raw, route, 'the idempotency store cannot be reached');
     }
   }
 
   /**
-   * Runs the handler inside the key's transaction. The handler's Observable is subscribed here,
-   * not only by Nest, so that a client that goes away mid-request still lets the transaction
-   * end (rolled back) once the handler is done with it.
+   * Wait mode: asks again, with a growing, jittered pause (50 ms to 500 ms) and no connection
+   * held in between, until the key is no longer in progress or `route.waitMs` has passed.
+   */
+  private async awaitTurn(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+    const deadline = Date.now() + route.waitMs;
+    let pause = 50;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) return { kind: 'in-progress' };
+      await sleep(Math.min(left, pause / 2 + Math.random() * pause));
+      pause = Math.min(pause * 2, 500);
+      const reservation = await this.reserve(raw, request, route);
+      if (reservation.kind !== 'in-progress') return reservation;
+    }
+  }
+
+  /** A 503 problem for database trouble, its headers already on the response. */
+  private storeUnavailable(raw: ServerResponse, route: RouteSettings, detail: string): IdempotencyProblem {
+    const problem = new IdempotencyProblem(ProblemType.StoreUnavailable, `${detail}; retry later with the same key`, {
+      'Retry-After': String(route.retryAfterSeconds),
+    });
+    raw.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+    for (const [name, value] of Object.entries(problem.headers)) raw.setHeader(name, value);
+    return problem;
+  }
+
+  /**
+   * Runs the handler with the key held (inside its transaction in transactional mode). The
+   * handler's Observable is subscribed here, not only by Nest, so that a client that goes away
+   * mid-request still lets the hold end (released) once the handler is done.
    */
   private execute(
     next: CallHandler,
     raw: ServerResponse,
     request: IdempotentRequest,
     route: RouteSettings,
-    transaction: KeyTransaction,
+    hold: KeyHold,
   ): Observable<unknown> {
     let handlerFailed = false;
     let markSettled!: () => void;
     const settled = new Promise<void>((resolve) => (markSettled = resolve));
     captureResponse(
       raw,
-      (captured) => this.finish(captured, handlerFailed, request, route, transaction),
-      () => void settled.then(() => transaction.rollback()),
+      (captured) => this.finish(captured, handlerFailed, route, hold),
+      () => void settled.then(() => hold.release()).catch((error: Error) => this.logFailure('releasing a key', error)),
     );
     const outcome = new ReplaySubject<unknown>();
-    transactionContext
-      .run(transaction.manager, () => next.handle())
+    executionContext
+      .run({ scope: request.scope, manager: hold.manager }, () => next.handle())
       .pipe(
         map((value) => {
           if (value instanceof StreamableFile) {
@@ -127,6 +160,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
           return value;
         }),
         refuseMultipleValues(raw),
+        catchError((error: unknown) => {
+          if (!isDatabaseUnavailable(error)) return throwError(() => error);
+          this.logFailure('the handler\'s database work', error as Error);
+          return throwError(() => this.storeUnavailable(raw, route, 'the database failed while handling this request; nothing was kept'));
+        }),
         tap({ error: () => (handlerFailed = true) }),
         finalize(markSettled),
       )
@@ -134,37 +172,43 @@ export class IdempotencyInterceptor implements NestInterceptor {
     return outcome.asObservable();
   }
 
-  /** Records the outcome and commits, or releases the key, before the response leaves. */
+  /** Records the outcome, or releases the key, before the response leaves. */
   private async finish(
     captured: CapturedResponse,
     handlerFailed: boolean,
-    request: IdempotentRequest,
     route: RouteSettings,
-    transaction: KeyTransaction,
+    hold: KeyHold,
   ): Promise<ResponseReplacement | void> {
-    if (!transaction.isOpen) return;
+    if (!hold.isOpen) return;
     try {
-      if (!route.storeResponse(captured.status)) return await transaction.rollback();
+      if (!route.storeResponse(captured.status)) return await hold.release();
       const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
       if (tooLarge) {
-        await transaction.rollback();
-        this.logger.error(`${request.scope.endpoint}: ${tooLarge.problem.detail}`);
+        await hold.release();
+        this.logger.error(tooLarge.problem.detail);
         return problemReplacement(tooLarge.problem, this.settings.replayHeaders);
       }
-      const stored = toStoredResponse(captured, this.settings.replayHeaders);
-      if (!handlerFailed) return await transaction.complete(stored);
-      // The handler threw a deterministic error: its writes are undone, its answer is kept.
-      await transaction.rollback();
-      await this.store.record(request.scope, request.fingerprint, route.ttlMs, stored);
+      const completion = await hold.complete(toStoredResponse(captured, this.settings.replayHeaders), handlerFailed);
+      if (completion !== 'lost') return;
+      this.logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
+      const lost = new IdempotencyProblem(
+        ProblemType.KeyInUse,
+        'the lease on this Idempotency-Key ended before the request finished and another request took it over; retry to get the recorded outcome',
+      );
+      return problemReplacement(lost.problem, this.settings.replayHeaders, { 'Retry-After': String(route.retryAfterSeconds) });
     } catch (error) {
-      await transaction.rollback();
-      this.logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);
+      await hold.release().catch(() => undefined);
+      this.logFailure('recording an idempotent outcome', error as Error);
       const problem = new IdempotencyProblem(
         ProblemType.StoreUnavailable,
         'the outcome could not be recorded, so nothing was kept; retry later with the same key',
       );
-      return problemReplacement(problem.problem, this.settings.replayHeaders);
+      return problemReplacement(problem.problem, this.settings.replayHeaders, { 'Retry-After': String(route.retryAfterSeconds) });
     }
+  }
+
+  private logFailure(what: string, error: Error): void {
+    this.logger.error(`${what} failed: ${error.message}`);
   }
 
   private routeSettings(context: ExecutionContext): RouteSettings {

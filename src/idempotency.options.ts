@@ -4,6 +4,7 @@ import type { Duration } from './key/duration.js';
 import { toMilliseconds } from './key/duration.js';
 import type { FingerprintOption } from './key/fingerprint.js';
 import type { KeyFormat } from './key/key-format.js';
+import type { ReplayCacheOptions } from './store/local-keys.js';
 
 /** Decides from the status code the client received whether an outcome is stored and replayed. */
 export type StorePolicy = (status: number) => boolean;
@@ -47,7 +48,23 @@ export interface IdempotencyModuleOptions {
   sweepInterval?: Duration;
   /** Rows deleted per sweeper statement. Default: `1000`. */
   sweepBatchSize?: number;
+  /** How long a lease-mode holder keeps the key before a retry may take it over. Default: `'30s'`. */
+  lease?: Duration;
+  /**
+   * The in-process cache of completed outcomes, so that replays and duplicates need no round
+   * trip; `false` turns it off. Default: `{ maxEntries: 10_000, maxBytes: 32 MiB }`.
+   */
+  replayCache?: ReplayCacheOptions | false;
 }
+
+/**
+ * How a route holds its key while the handler runs (CONTRACT §4):
+ * - `'transactional'` (default): the key is inserted in the transaction that carries the
+ *   handler's business writes; both commit together or roll back together;
+ * - `'lease'`: for effects outside the database (a card processor, an e-mail provider): the key is
+ *   reserved in its own short committed transaction with a lease and a fencing token.
+ */
+export type IdempotencyMode = 'transactional' | 'lease';
 
 /** Options of one `@Idempotent()` route; unset fields take the module's. */
 export interface IdempotentRouteOptions {
@@ -60,6 +77,17 @@ export interface IdempotentRouteOptions {
   storeResponse?: StorePolicy;
   retryAfterSeconds?: number;
   maxResponseBytes?: number;
+  /** Default: `'transactional'`. */
+  mode?: IdempotencyMode;
+  /** Lease mode: the lease. Default: the module's `lease`. */
+  lease?: Duration;
+  /**
+   * Wait mode: a duplicate that arrives while the first request is in flight waits up to this
+   * long for it to finish and then gets its replay (or runs, if the first failed and released
+   * the key), instead of an immediate 409. It holds no connection while waiting. Default: `0`
+   * (answer 409 at once).
+   */
+  wait?: Duration;
 }
 
 /** Statuses that are retryable by nature and so never stored (CONTRACT §6). */
@@ -95,6 +123,8 @@ export interface IdempotencySettings {
   maxResponseBytes: number;
   sweepIntervalMs: number;
   sweepBatchSize: number;
+  leaseMs: number;
+  replayCache: Required<ReplayCacheOptions> | false;
 }
 
 /** The settings of one route: the module's, overridden by the route's. */
@@ -106,6 +136,9 @@ export interface RouteSettings {
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
   maxResponseBytes: number;
+  mode: IdempotencyMode;
+  leaseMs: number;
+  waitMs: number;
 }
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
@@ -125,6 +158,14 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     maxResponseBytes: positiveInteger(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
+    leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
+    replayCache:
+      options.replayCache === false
+        ? false
+        : {
+            maxEntries: positiveInteger(options.replayCache?.maxEntries ?? 10_000, 'replayCache.maxEntries'),
+            maxBytes: positiveInteger(options.replayCache?.maxBytes ?? 32 * 1024 * 1024, 'replayCache.maxBytes'),
+          },
   };
 }
 
@@ -143,7 +184,16 @@ export function resolveRouteOptions(module: IdempotencySettings, route: Idempote
       route.maxResponseBytes === undefined
         ? module.maxResponseBytes
         : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
+    mode: route.mode ?? 'transactional',
+    leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease'),
+    waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),
   };
+}
+
+function positiveDuration(duration: Duration, option: string): number {
+  const ms = toMilliseconds(duration, option);
+  if (ms < 1) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be longer than 0`);
+  return ms;
 }
 
 function positiveInteger(value: number, option: string): number {

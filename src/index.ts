@@ -5,6 +5,7 @@ export {
   type CallerResolver,
   DEFAULT_MAX_RESPONSE_BYTES,
   defaultStorePolicy,
+  type IdempotencyMode,
   type IdempotencyModuleOptions,
   type IdempotentRouteOptions,
   REPLAYED_HEADERS,
@@ -23,6 +24,7 @@ export type { Duration } from './key/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';
 export type { KeyFormat } from './key/key-format.js';
 export { IdempotencyStore } from './store/idempotency.store.js';
+export type { ReplayCacheOptions } from './store/local-keys.js';
 export { IdempotencySweeper, type SweepResult } from './store/idempotency.sweeper.js';
 export { IdempotencyTransaction } from './transaction/idempotency-transaction.js';
 export { IdempotencyManager } from './transaction/idempotency-manager.decorator.js';

@@ -1,7 +1,8 @@
 // The app the pack smoke test builds in a fresh folder, once as a CommonJS NestJS 11 app
 // (TypeORM 0.3) and once as an ESM NestJS 12 app (TypeORM 1), against the packed tarball.
-// It pays twice with one key through the package's client, checks the replay and the rows,
-// and checks that an @Idempotent() route with @Res() fails the bootstrap. Exits 0 on success.
+// It pays twice with one key through the package's client (transactional mode), refunds twice
+// with one key (lease mode), checks the replays and the rows, and checks that an @Idempotent()
+// route with @Res() fails the bootstrap. Exits 0 on success.
 import 'reflect-metadata';
 import { Controller, Module, Post, Req, Res, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -33,6 +34,21 @@ class PaymentsController {
   }
 }
 
+@Controller('refunds')
+class RefundsController {
+  private calls = 0;
+
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  /** Lease mode: an effect outside the database, keyed downstream by the request's key. */
+  @Post()
+  @Idempotent({ mode: 'lease' })
+  refund(): object {
+    this.calls++;
+    return { providerKey: this.tx.downstreamKey('refund'), calls: this.calls };
+  }
+}
+
 @Controller('raw')
 class RawController {
   @Post()
@@ -59,7 +75,7 @@ async function main(): Promise<void> {
   await db.connect();
   await db.query('CREATE TABLE IF NOT EXISTS smoke_payments (id serial PRIMARY KEY, caller text NOT NULL)');
 
-  const app = await NestFactory.create(modules([PaymentsController]), { logger: ['error'] });
+  const app = await NestFactory.create(modules([PaymentsController, RefundsController]), { logger: ['error'] });
   app.enableCors(withIdempotencyCors({ origin: 'https://shop.example' }));
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address();
@@ -69,6 +85,9 @@ async function main(): Promise<void> {
   const again = await client.fetch(`http://127.0.0.1:${port}/payments`, { ...init, idempotencyKey: first.key });
   const [firstBody, againBody] = [await first.response.text(), await again.response.text()];
   const { rows } = await db.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [caller]);
+  const refund = await client.fetch(`http://127.0.0.1:${port}/refunds`, init);
+  const refundAgain = await client.fetch(`http://127.0.0.1:${port}/refunds`, { ...init, idempotencyKey: refund.key });
+  const [refundBody, refundAgainBody] = [await refund.response.json(), await refundAgain.response.json()];
   await app.close();
 
   let refusal = 'none';
@@ -88,6 +107,8 @@ async function main(): Promise<void> {
     sameBody: firstBody === againBody,
     onePayment: rows[0].n === 1,
     refusedRes: refusal === 'UnreplayableRouteError',
+    leaseReplayed: refund.response.status === 201 && refundAgain.replayed && refundAgainBody.calls === 1,
+    downstreamKey: typeof refundBody.providerKey === 'string' && refundBody.providerKey.length > 0,
   };
   console.log(JSON.stringify(checks));
   if (Object.values(checks).includes(false)) process.exit(1);

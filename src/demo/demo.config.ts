@@ -12,6 +12,14 @@ export interface DemoConfig {
   ttlSeconds: number;
   sweepIntervalMs: number;
   latencyMs: number;
+  /** Delay of the simulated provider's answer (DEMO_PROVIDER_LATENCY_MS). */
+  providerLatencyMs: number;
+  /** The refund route's lease (DEMO_LEASE_SECONDS). */
+  leaseSeconds: number;
+  /** Connections in the pool (DEMO_POOL_SIZE). */
+  poolSize: number;
+  /** How long a request waits for a free connection before failing (DEMO_POOL_TIMEOUT_MS). */
+  poolTimeoutMs: number;
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -22,6 +30,10 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     ttlSeconds: integer(env.IDEMPOTENCY_TTL_SECONDS, 86_400, 'IDEMPOTENCY_TTL_SECONDS'),
     sweepIntervalMs: integer(env.IDEMPOTENCY_SWEEP_INTERVAL_MS, 60_000, 'IDEMPOTENCY_SWEEP_INTERVAL_MS'),
     latencyMs: integer(env.DEMO_LATENCY_MS, 0, 'DEMO_LATENCY_MS'),
+    providerLatencyMs: integer(env.DEMO_PROVIDER_LATENCY_MS, 0, 'DEMO_PROVIDER_LATENCY_MS'),
+    leaseSeconds: integer(env.DEMO_LEASE_SECONDS, 30, 'DEMO_LEASE_SECONDS') || 30,
+    poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
+    poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
   };
 }
 

@@ -6,6 +6,10 @@ import { DEMO_CONFIG, type DemoConfig } from './demo.config.js';
 import { CreatePayments1795996800001 } from './payments/create-payments.migration.js';
 import { Payment } from './payments/payment.entity.js';
 import { PaymentsController } from './payments/payments.controller.js';
+import { CreateRefunds1795996800002 } from './refunds/create-refunds.migration.js';
+import { Refund } from './refunds/refund.entity.js';
+import { RefundsController } from './refunds/refunds.controller.js';
+import { SimulatedPaymentProvider } from './refunds/simulated-payment-provider.js';
 
 /** The demo payments API, wired the way an application uses the module. */
 @Module({})
@@ -17,15 +21,19 @@ export class DemoModule {
         TypeOrmModule.forRoot({
           type: 'postgres',
           url: config.databaseUrl,
-          entities: [Payment],
-          migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+          entities: [Payment, Refund],
+          migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
           migrationsRun: true,
-          extra: { max: 20 },
+          extra: { max: config.poolSize, connectionTimeoutMillis: config.poolTimeoutMs },
         }),
-        IdempotencyModule.forRoot({ ttl: config.ttlSeconds * 1000, sweepInterval: config.sweepIntervalMs }),
+        IdempotencyModule.forRoot({
+          ttl: config.ttlSeconds * 1000,
+          sweepInterval: config.sweepIntervalMs,
+          lease: config.leaseSeconds * 1000,
+        }),
       ],
-      controllers: [PaymentsController],
-      providers: [{ provide: DEMO_CONFIG, useValue: config }],
+      controllers: [PaymentsController, RefundsController],
+      providers: [{ provide: DEMO_CONFIG, useValue: config }, SimulatedPaymentProvider],
     };
   }
 }

@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { createDemoApp } from './create-demo-app.js';
-import { startEmbeddedPostgres } from './database/embedded-postgres.js';
 import { demoConfigFromEnv } from './demo.config.js';
 
 /**
@@ -9,7 +8,11 @@ import { demoConfigFromEnv } from './demo.config.js';
  */
 async function main(): Promise<void> {
   const config = demoConfigFromEnv();
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres();
+  const embedded = config.databaseUrl ? undefined : await (await import('./database/embedded-postgres.js')).startEmbeddedPostgres();
+  // embedded-postgres installs signal handlers that stop the server and exit with 128+signal,
+  // racing the orderly shutdown below (app first, then its database): this process owns them.
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
   if (embedded) console.log(`Embedded PostgreSQL started (${embedded.url.replace(/:[^:@/]+@/, ':***@')})`);
   const stopDatabase = async () => embedded?.stop();
   try {

@@ -15,16 +15,34 @@ export interface FingerprintRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-/** JSON text of `value` with every object's keys sorted, so key order never matters. */
+/** How deep a fingerprinted body may nest; deeper bodies are refused (400) before anything runs. */
+export const MAX_BODY_DEPTH = 128;
+
+/**
+ * JSON text of `value` with every object's keys sorted, so key order never matters. Objects are
+ * rebuilt without a prototype, so a `"__proto__"` member stays a member.
+ */
 export function canonicalJson(value: unknown): string {
   return (
     JSON.stringify(value ?? null, (_key, item: unknown) => {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
-      const sorted: Record<string, unknown> = {};
+      const sorted: Record<string, unknown> = Object.create(null);
       for (const name of Object.keys(item).sort()) sorted[name] = (item as Record<string, unknown>)[name];
       return sorted;
     }) ?? 'null'
   );
+}
+
+/** Whether `value` nests objects/arrays deeper than `limit` (checked without recursion). */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** The SHA-256 fingerprint of a request under a route's fingerprint option. */

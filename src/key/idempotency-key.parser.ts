@@ -2,12 +2,15 @@ import { IdempotencyProblem, ProblemType } from '../problems.js';
 import type { KeyFormat } from './key-format.js';
 import { keyFormatPredicate } from './key-format.js';
 
+/** RFC 8941 parameters after an sf-string (`;name` or `;name=value`): allowed, and ignored. */
+const SF_PARAMETERS = /^(?:; *[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\.)*"|[^;,\s"]+))?)+$/;
+
 /** The longest key accepted, in characters, after unquoting (CONTRACT §1). */
 export const MAX_KEY_LENGTH = 255;
 
 /**
- * Reads the `Idempotency-Key` value as an RFC 8941 sf-string (`"abc"`) or as the bare form most
- * clients send (`abc`); both name the same key. Returns `undefined` when the header is absent.
+ * Reads the `Idempotency-Key` value as an RFC 8941 sf-string (`"abc"`, parameters such as
+ * `"abc";v=1` ignored) or as the bare form most clients send (`abc`); both name the same key. Returns `undefined` when the header is absent.
  * Several header lines, an sf-list, bad quoting, an empty or over-long key, or a key outside
  * the accepted format throw a 400 problem.
  */
@@ -46,7 +49,8 @@ function unquote(value: string): string {
       key += next;
       i++;
     } else if (char === '"') {
-      if (i !== value.length - 1) throw malformed('several Idempotency-Key values were sent; send one');
+      const rest = value.slice(i + 1);
+      if (rest !== '' && !SF_PARAMETERS.test(rest)) throw malformed('several Idempotency-Key values were sent; send one');
       return key;
     } else if (char < ' ' || char > '~') {
       throw malformed('the quoted Idempotency-Key holds a character outside printable ASCII');

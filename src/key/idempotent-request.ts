@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import type { IdempotencySettings, RouteSettings } from '../idempotency.options.js';
 import { IdempotencyProblem, ProblemType } from '../problems.js';
 import type { KeyScope } from '../store/key-scope.js';
-import { fingerprintRequest } from './fingerprint.js';
+import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
 
 /** A request the module de-duplicates: its scoped key and its fingerprint. */
@@ -44,6 +44,9 @@ export function readIdempotentRequest(
       ProblemType.CallerUnidentified,
       'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller',
     );
+  }
+  if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
+    throw new IdempotencyProblem(ProblemType.BodyTooDeep, `request bodies of idempotent routes may nest at most ${MAX_BODY_DEPTH} levels deep`);
   }
   const fingerprint = fingerprintRequest(
     { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} },

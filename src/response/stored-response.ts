@@ -26,10 +26,14 @@ export function replayOf(stored: StoredResponse, allowed: ReadonlySet<string>): 
 }
 
 /** A problem response sent in place of what the app produced (e.g. when recording failed). */
-export function problemReplacement(problem: ProblemDetails, allowed: ReadonlySet<string>): ResponseReplacement {
+export function problemReplacement(
+  problem: ProblemDetails,
+  allowed: ReadonlySet<string>,
+  headers: Record<string, string> = {},
+): ResponseReplacement {
   return {
     status: problem.status,
-    headers: [['content-type', PROBLEM_CONTENT_TYPE]],
+    headers: [['content-type', PROBLEM_CONTENT_TYPE], ...Object.entries(headers)],
     body: Buffer.from(JSON.stringify(problem)),
     drop: [...allowed],
   };

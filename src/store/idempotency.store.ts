@@ -1,16 +1,22 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { DataSource, type QueryRunner } from 'typeorm';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { DataSource } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import type { KeyHold, KeyRequest } from './key-hold.js';
+import { startTransactionWith } from './combined-statements.js';
+import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
+import { LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
-import { scopeLockId, type KeyScope } from './key-scope.js';
+import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
-import { RECORD, RESERVE } from './store.sql.js';
+import { RECORD, RESERVE, RESERVE_LEASE } from './store.sql.js';
 
 interface ReserveRow {
   acquired: boolean | null;
@@ -20,20 +26,25 @@ interface ReserveRow {
   status: number | null;
   response_headers: [string, string][] | null;
   response_body: Buffer | null;
+  lease_seconds_left: number | null;
+  expires_in_ms: string | null;
 }
 
 /**
- * The PostgreSQL side of the module: reserves keys inside the transaction that will carry the
- * handler's business writes, and records outcomes. Every method is one or two statements.
+ * The PostgreSQL side of the module: reserves keys (inside the transaction that will carry the
+ * handler's business writes, or under a lease) and records outcomes.
  */
 @Injectable()
 export class IdempotencyStore implements OnModuleInit {
   private source?: DataSource;
+  private readonly local: LocalKeys;
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly moduleRef: ModuleRef,
-  ) {}
+  ) {
+    this.local = new LocalKeys(settings.replayCache);
+  }
 
   onModuleInit(): void {
     this.source = this.resolveDataSource();
@@ -45,26 +56,30 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
-   * Opens a transaction and reserves `scope` in it with `INSERT … ON CONFLICT`. Unless the
-   * result is `reserved`, the transaction is already closed and its connection released.
+   * Transactional mode: opens a transaction and reserves the key in it with `INSERT … ON
+   * CONFLICT`. Unless the result is `held`, the transaction is already closed and its
+   * connection released.
    */
-  async reserve(scope: KeyScope, fingerprint: Buffer, ttlMs: number): Promise<Reservation> {
+  async reserve(request: KeyRequest): Promise<Reservation> {
+    const startedAt = performance.now();
+    const known = this.local.lookup(request.scope, request.fingerprint, startedAt);
+    if (known) return known;
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
-      await queryRunner.startTransaction();
-      const params = [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
-      let row = await this.reserveRow(queryRunner, params);
-      // The holder committed between this statement's snapshot and its lock: look again.
-      if (row.acquired && !row.reserved && !row.state) row = await this.reserveRow(queryRunner, params);
-      if (row.reserved) return { kind: 'reserved', transaction: new KeyTransaction(queryRunner, scope) };
-      await rollbackAndRelease(queryRunner);
-      if (!row.state || !row.fingerprint) return { kind: 'in-progress' };
-      if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
-      if (row.state !== 'completed') return { kind: 'in-progress' };
-      return {
-        kind: 'completed',
-        response: { status: row.status!, headers: row.response_headers ?? [], body: row.response_body ?? Buffer.alloc(0) },
+      const params = this.reserveParams(request);
+      let started = false;
+      const run = async (): Promise<ReserveRow> => {
+        if (started) return (await queryRunner.query(RESERVE, params))[0];
+        started = true;
+        return (await startTransactionWith(queryRunner, RESERVE, params))[0];
       };
+      const row = await this.settle(run);
+      if (row.reserved) {
+        const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
+        return { kind: 'held', hold: this.track(hold, request, startedAt, Infinity) };
+      }
+      await rollbackAndRelease(queryRunner);
+      return this.found(row, request, startedAt);
     } catch (error) {
       await rollbackAndRelease(queryRunner);
       throw error;
@@ -72,20 +87,92 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
+   * Lease mode: reserves the key in its own committed statement with a lease of `leaseMs` and a
+   * fresh fencing token. No connection is held while the handler runs.
+   */
+  async reserveLease(request: KeyRequest, leaseMs: number): Promise<Reservation> {
+    const startedAt = performance.now();
+    const known = this.local.lookup(request.scope, request.fingerprint, startedAt);
+    if (known) return known;
+    const token = randomBytes(8).readBigInt64BE(0).toString();
+    const params = [...this.reserveParams(request), leaseMs, token];
+    const row = await this.settle(async () => (await this.dataSource.query(RESERVE_LEASE, params))[0]);
+    if (row.reserved) {
+      return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
+    }
+    return this.found(row, request, startedAt);
+  }
+
+  /**
    * Stores an outcome in its own short transaction, for a handler whose own transaction was
    * rolled back (a deterministic 4xx it threw). A no-op when another request took the key
    * meanwhile or a live row exists.
    */
-  async record(scope: KeyScope, fingerprint: Buffer, ttlMs: number, response: StoredResponse): Promise<void> {
-    await this.dataSource.query(RECORD, [
-      scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs,
-      response.status, JSON.stringify(response.headers), response.body,
+  async record(request: KeyRequest, response: StoredResponse): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(RECORD, [
+      ...this.reserveParams(request), response.status, JSON.stringify(response.headers), response.body,
     ]);
+    return rows.length === 1;
   }
 
-  private async reserveRow(queryRunner: QueryRunner, params: unknown[]): Promise<ReserveRow> {
-    const rows: ReserveRow[] = await queryRunner.query(RESERVE, params);
-    return rows[0];
+  private reserveParams({ scope, fingerprint, ttlMs }: KeyRequest): unknown[] {
+    return [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
+  }
+
+  /**
+   * Runs a reservation statement, once more when the holder committed between the statement's
+   * snapshot and its lock (the lock was free, yet the insert met a row the snapshot missed).
+   */
+  private async settle(run: () => Promise<ReserveRow>): Promise<ReserveRow> {
+    const row = await run();
+    return row.acquired && !row.reserved && !row.state ? run() : row;
+  }
+
+  /** What a reservation that did not get the key found in its place. */
+  private found(row: ReserveRow, { scope, fingerprint }: KeyRequest, startedAt: number): Reservation {
+    if (!row.state || !row.fingerprint) return { kind: 'in-progress' };
+    if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
+    if (row.state !== 'completed') {
+      return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };
+    }
+    const response = { status: row.status!, headers: row.response_headers ?? [], body: row.response_body ?? Buffer.alloc(0) };
+    this.local.remember(scope, fingerprint, response, startedAt + Number(row.expires_in_ms));
+    return { kind: 'completed', response };
+  }
+
+  /**
+   * Keeps this instance's knowledge of a held key: duplicates arriving here are answered without
+   * a round trip while it is held, and a recorded outcome is remembered for replays. Expiries
+   * are measured from `startedAt`, taken before the reservation, so they never outlast the row's.
+   */
+  private track(hold: KeyHold, request: KeyRequest, startedAt: number, heldUntil: number): KeyHold {
+    const { scope, fingerprint, ttlMs } = request;
+    const unhold = this.local.hold(scope, fingerprint, heldUntil);
+    const local = this.local;
+    return {
+      get manager() {
+        return hold.manager;
+      },
+      get isOpen() {
+        return hold.isOpen;
+      },
+      async complete(response, handlerFailed) {
+        try {
+          const completion = await hold.complete(response, handlerFailed);
+          if (completion === 'recorded') local.remember(scope, fingerprint, response, startedAt + ttlMs);
+          return completion;
+        } finally {
+          unhold();
+        }
+      },
+      async release() {
+        try {
+          await hold.release();
+        } finally {
+          unhold();
+        }
+      },
+    };
   }
 
   private resolveDataSource(): DataSource {

@@ -1,21 +1,23 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
-import type { KeyScope } from './key-scope.js';
+import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
+import { commitWith } from './combined-statements.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { COMPLETE } from './store.sql.js';
 
 /**
- * The database transaction that reserved a key. The handler's business writes go through
- * `manager`; `complete()` records the outcome and commits both together, `rollback()` undoes
- * both and frees the key. The first of the two to be called ends it and returns the
- * connection to the pool; later calls do nothing.
+ * Transactional mode's hold: the database transaction that reserved the key. The handler's
+ * business writes go through `manager`; `complete()` records the outcome and commits both
+ * together, `release()` rolls both back and frees the key. Either returns the connection.
  */
-export class KeyTransaction {
+export class KeyTransaction implements KeyHold {
   private ended = false;
 
   constructor(
     private readonly queryRunner: QueryRunner,
-    readonly scope: KeyScope,
+    private readonly request: KeyRequest,
+    /** Records an outcome in its own transaction (after this one rolled back); false if skipped. */
+    private readonly recordSeparately: (request: KeyRequest, response: StoredResponse) => Promise<boolean>,
   ) {}
 
   get manager(): EntityManager {
@@ -26,23 +28,28 @@ export class KeyTransaction {
     return !this.ended;
   }
 
-  async complete(response: StoredResponse): Promise<void> {
-    if (this.ended) return;
+  async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
+    if (this.ended) return 'skipped';
+    if (handlerFailed) {
+      // A thrown deterministic error: its writes are undone, its answer is kept.
+      await this.release();
+      return (await this.recordSeparately(this.request, response)) ? 'recorded' : 'skipped';
+    }
     this.ended = true;
     try {
-      const { key, caller, endpoint } = this.scope;
-      await this.queryRunner.query(COMPLETE, [
+      const { key, caller, endpoint } = this.request.scope;
+      await commitWith(this.queryRunner, COMPLETE, [
         key, caller, endpoint, response.status, JSON.stringify(response.headers), response.body,
       ]);
-      await this.queryRunner.commitTransaction();
     } catch (error) {
       await rollbackAndRelease(this.queryRunner);
       throw error;
     }
     await this.queryRunner.release();
+    return 'recorded';
   }
 
-  async rollback(): Promise<void> {
+  async release(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
     await rollbackAndRelease(this.queryRunner);

@@ -1,12 +1,12 @@
 import type { StoredResponse } from '../response/stored-response.js';
-import type { KeyTransaction } from './key-transaction.js';
+import type { KeyHold } from './key-hold.js';
 
 /** What reserving a key found (CONTRACT §4, §5, §6). */
 export type Reservation =
-  /** The key is ours: run the handler inside `transaction`. */
-  | { kind: 'reserved'; transaction: KeyTransaction }
-  /** Another request holds the key right now. */
-  | { kind: 'in-progress' }
+  /** The key is ours: run the handler, then end the hold. */
+  | { kind: 'held'; hold: KeyHold }
+  /** Another request holds the key right now; `retryAfterSeconds` when its lease tells. */
+  | { kind: 'in-progress'; retryAfterSeconds?: number }
   /** The key was used with another fingerprint. */
   | { kind: 'mismatch' }
   /** The key completed: replay `response`. */

@@ -1,11 +1,11 @@
 import { createParamDecorator } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { transactionContext } from './transaction-context.js';
+import { executionContext } from './transaction-context.js';
 
 /**
  * Injects the key transaction's EntityManager into an `@Idempotent()` handler parameter
- * (`undefined` when the route ran without a key because it is `required: false`).
+ * (`undefined` in lease mode, and when a `required: false` route ran without a key).
  */
 export const IdempotencyManager = createParamDecorator(
-  (_data: unknown): EntityManager | undefined => transactionContext.getStore(),
+  (_data: unknown): EntityManager | undefined => executionContext.getStore()?.manager,
 );

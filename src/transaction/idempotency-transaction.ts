@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { IdempotencyStore } from '../store/idempotency.store.js';
-import { transactionContext } from './transaction-context.js';
+import { deriveDownstreamKey } from './downstream-key.js';
+import { executionContext } from './transaction-context.js';
 
 /**
- * The transaction an `@Idempotent()` handler runs in. Inject it wherever business writes are
- * made (controller, service, repository class): inside an idempotent request, `manager` is the
- * EntityManager of the transaction that reserved the key, so the writes commit or roll back
- * together with the key; anywhere else it is the DataSource's plain manager.
+ * The transaction and key an `@Idempotent()` handler runs with. Inject it wherever business
+ * writes are made (controller, service, repository class): inside a transactional-mode request,
+ * `manager` is the EntityManager of the transaction that reserved the key, so the writes commit
+ * or roll back together with the key; anywhere else (lease mode included) it is the DataSource's
+ * plain manager.
  *
  * ```ts
  * constructor(private readonly tx: IdempotencyTransaction) {}
@@ -18,18 +20,31 @@ import { transactionContext } from './transaction-context.js';
 export class IdempotencyTransaction {
   constructor(private readonly store: IdempotencyStore) {}
 
-  /** The key's EntityManager inside an idempotent request, else the DataSource's manager. */
+  /** The key's EntityManager inside a transactional-mode request, else the DataSource's manager. */
   get manager(): EntityManager {
-    return transactionContext.getStore() ?? this.store.dataSource.manager;
+    return executionContext.getStore()?.manager ?? this.store.dataSource.manager;
   }
 
-  /** Whether the calling code runs inside an idempotent request's transaction. */
+  /** Whether the calling code runs inside a transactional-mode request's transaction. */
   get isActive(): boolean {
-    return transactionContext.getStore() !== undefined;
+    return executionContext.getStore()?.manager !== undefined;
   }
 
   /** A repository bound to {@link manager}. */
   getRepository<Entity extends ObjectLiteral>(target: EntityTarget<Entity>): Repository<Entity> {
     return this.manager.getRepository(target);
+  }
+
+  /**
+   * The idempotency key to send to a downstream provider for the call named `name`, derived from
+   * this request's scoped key: stable across retries and lease takeovers. Throws outside an
+   * idempotent request.
+   */
+  downstreamKey(name: string): string {
+    const execution = executionContext.getStore();
+    if (!execution) {
+      throw new Error('nestjs-pg-idempotency: downstreamKey() is only available inside an @Idempotent() request with a key');
+    }
+    return deriveDownstreamKey(execution.scope, name);
   }
 }

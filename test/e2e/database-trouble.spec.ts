@@ -9,7 +9,7 @@ async function handlerBackend(): Promise<number> {
   const deadline = Date.now() + 5_000;
   for (;;) {
     const rows = await sql(
-      `SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
     );
     if (rows.length === 1) return rows[0].pid;
     if (Date.now() > deadline) throw new Error(`expected one handler transaction, found ${rows.length}`);
@@ -56,7 +56,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       controller.abort();
       expect(await aborted).toHaveProperty('name', 'AbortError');
       const deadline = Date.now() + 5_000;
-      while ((await sql(`SELECT 1 FROM pg_stat_activity WHERE state = 'idle in transaction'`)).length > 0) {
+      while ((await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'`)).length > 0) {
         if (Date.now() > deadline) throw new Error('the handler transaction stayed open');
         await sleep(20);
       }

@@ -9,6 +9,7 @@ import { HTTP_PLATFORMS, type HttpPlatform, httpAdapterFor } from '../../src/dem
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { PaymentsController } from '../../src/demo/payments/payments.controller.js';
+import { CommitCounter } from './commit-counter.subscriber.js';
 import { LabController, LabV2Controller } from './lab.controller.js';
 
 export { HTTP_PLATFORMS, type HttpPlatform };
@@ -58,7 +59,19 @@ export function appsOn(platform: HttpPlatform) {
 /** The demo payments API exactly as `npm start` builds it, on a free port. */
 export async function startDemo(config: Partial<DemoConfig> = {}): Promise<RunningApp> {
   const app = await createDemoApp(
-    { port: 0, platform: 'express', ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, ...config, databaseUrl: databaseUrl() },
+    {
+      port: 0,
+      platform: 'express',
+      ttlSeconds: 86_400,
+      sweepIntervalMs: 0,
+      latencyMs: 0,
+      providerLatencyMs: 0,
+      leaseSeconds: 30,
+      poolSize: 20,
+      poolTimeoutMs: 5_000,
+      ...config,
+      databaseUrl: databaseUrl(),
+    },
     { quiet: true },
   );
   return listen(app);
@@ -74,7 +87,13 @@ export async function startLab(options: IdempotencyModuleOptions = {}, setup: La
     return await startLabWith(
       [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 20 } }),
+          useFactory: () => ({
+            type: 'postgres',
+            url: databaseUrl(),
+            entities: [Payment],
+            subscribers: [CommitCounter],
+            extra: { max: 20 },
+          }),
           dataSourceFactory: async (settings) => (dataSource = await new DataSource(settings!).initialize()),
         }),
         IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),

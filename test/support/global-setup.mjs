@@ -31,10 +31,11 @@ async function migrate(url) {
   const { DataSource } = await import('typeorm');
   const { CreateIdempotencyKeys1795996800000 } = await import('../../dist/esm/index.js');
   const { CreatePayments1795996800001 } = await import('../../dist/esm/demo/payments/create-payments.migration.js');
+  const { CreateRefunds1795996800002 } = await import('../../dist/esm/demo/refunds/create-refunds.migration.js');
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
   });
   await dataSource.initialize();
   await dataSource.runMigrations();

@@ -195,6 +195,76 @@ export class LabController {
     return payment;
   }
 
+  /**
+   * Lease mode, 1 s lease, 2 s of work: the first attempt of a key fails at the end, the next
+   * succeeds. A retry sent after 1 s takes the key over while the first still runs.
+   */
+  @Post('lease-flaky')
+  @Idempotent({ mode: 'lease', lease: '1s' })
+  async leaseFlaky(@Headers('idempotency-key') key: string): Promise<object> {
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, attempt);
+    await sleep(2_000);
+    if (attempt === 1) throw new Error('the provider call failed');
+    return { attempt };
+  }
+
+  /** Lease mode: answers with this request's derived downstream keys. */
+  @Post('lease-keys')
+  @Idempotent({ mode: 'lease' })
+  leaseKeys(): object {
+    return { charge: this.tx.downstreamKey('charge'), email: this.tx.downstreamKey('email'), inTransaction: this.tx.isActive };
+  }
+
+  /** Wait mode: duplicates wait up to 3 s for the first (600 ms of work) instead of a 409. */
+  @Post('waiting')
+  @Idempotent({ wait: '3s' })
+  async waiting(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payment = await this.write(request);
+    await sleep(600);
+    return payment;
+  }
+
+  /** Wait mode with a bound shorter than the work: duplicates still get 409. */
+  @Post('waiting-briefly')
+  @Idempotent({ wait: '100ms' })
+  async waitingBriefly(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payment = await this.write(request);
+    await sleep(600);
+    return payment;
+  }
+
+  /** The baseline: the same write and read as `twin`, in a plain transaction, no idempotency. */
+  @Post('plain')
+  plain(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.tx.manager.transaction((manager) => this.writeAndRead(manager, request));
+  }
+
+  @Post('twin')
+  @Idempotent()
+  twin(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.writeAndRead(this.tx.manager, request);
+  }
+
+  /** A nested transaction that fails: only its own write is undone (a savepoint). */
+  @Post('nested')
+  @Idempotent()
+  async nested(@Req() request: AuthenticatedRequest): Promise<object> {
+    await this.write(request);
+    const failed = await this.tx.manager
+      .transaction(async (inner) => {
+        await inner.save(inner.create(Payment, { caller: request.user.id, amount: 2, currency: 'EUR' }));
+        throw new Error('inner failure');
+      })
+      .catch((error: Error) => error.message);
+    return { failed };
+  }
+
+  private async writeAndRead(manager: EntityManager, request: AuthenticatedRequest): Promise<Payment> {
+    const saved = await manager.save(manager.create(Payment, { caller: request.user.id, amount: 3, currency: 'EUR' }));
+    return manager.findOneByOrFail(Payment, { id: saved.id });
+  }
+
   private async sized(request: AuthenticatedRequest, size: number): Promise<object> {
     const payment = await this.write(request);
     return { paymentId: payment.id, data: 'x'.repeat(Math.max(0, size - 70)) };

@@ -1,4 +1,4 @@
-import { canonicalJson, fingerprintRequest } from '../../src/key/fingerprint.js';
+import { canonicalJson, fingerprintRequest, nestsDeeperThan } from '../../src/key/fingerprint.js';
 
 const request = (body: unknown, query = '') => ({ body, query, headers: {} });
 
@@ -16,6 +16,20 @@ describe('fingerprintRequest', () => {
     expect(base.equals(fingerprintRequest(request({ amount: 1, items: [2, 1] }, 'a=1')))).toBe(false);
     expect(base.equals(fingerprintRequest(request({ amount: 1, items: [1, 2] }, 'a=2')))).toBe(false);
     expect(base.equals(fingerprintRequest(request({ amount: '1', items: [1, 2] }, 'a=1')))).toBe(false);
+  });
+
+  it('keeps a "__proto__" member as a member: it changes the fingerprint', () => {
+    const plain = fingerprintRequest(request(JSON.parse('{"amount":1}')));
+    const withProto = fingerprintRequest(request(JSON.parse('{"amount":1,"__proto__":{"x":1}}')));
+    expect(withProto.equals(plain)).toBe(false);
+    expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1},"b":1}');
+  });
+
+  it('measures nesting depth without recursion', () => {
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
+    expect(nestsDeeperThan(deep, 128)).toBe(true);
+    expect(nestsDeeperThan({ a: { b: [1, { c: 2 }] } }, 128)).toBe(false);
+    expect(nestsDeeperThan({ a: { b: [1, { c: 2 }] } }, 3)).toBe(true);
   });
 
   it('ignores the order of query parameters', () => {

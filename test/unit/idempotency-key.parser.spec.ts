@@ -27,6 +27,12 @@ describe('parseIdempotencyKey', () => {
     expect(parse([`"${key}"`])).toBe(key);
   });
 
+  it('ignores RFC 8941 parameters after a quoted key', () => {
+    expect(parse([`"${UUID}";v=1`])).toBe(UUID);
+    expect(parse([`"${UUID}";a;b="x;y"`])).toBe(UUID);
+    expect(rejection([`"${UUID}";V=1`]).getStatus()).toBe(400);
+  });
+
   it('matches the header name case-insensitively', () => {
     expect(parseIdempotencyKey(['idempotency-KEY', UUID], 'uuid-or-ulid')).toBe(UUID);
   });

@@ -10,6 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** A running PostgreSQL and how to reach it. */
 export interface RunningDatabase {
   url: string;
+  /** Stops the server (fast shutdown: connections are cut) and starts it again on the same data. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -27,7 +29,8 @@ export async function startEmbeddedPostgres(): Promise<RunningDatabase> {
     port,
     user: 'postgres',
     password: 'postgres',
-    persistent: false,
+    // Kept across restart(); stop() deletes the directory itself.
+    persistent: true,
     createPostgresUser: true,
     postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=off'],
     onLog: () => undefined,
@@ -45,6 +48,10 @@ export async function startEmbeddedPostgres(): Promise<RunningDatabase> {
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/idempotency`,
+    restart: async () => {
+      await stopServer(postgres);
+      await postgres.start();
+    },
     stop: () => (stopped ??= stopServer(postgres).finally(() => rmSync(databaseDir, { recursive: true, force: true }))),
   };
 }

@@ -1,0 +1,34 @@
+import type { EntityManager } from 'typeorm';
+import type { StoredResponse } from '../response/stored-response.js';
+import type { KeyScope } from './key-scope.js';
+
+/**
+ * What a request holds once it reserved its key: a transaction (transactional mode) or a lease
+ * (lease mode). Exactly one of `complete()` and `release()` ends it; later calls do nothing.
+ */
+export interface KeyHold {
+  /** The key transaction's EntityManager (transactional mode only). */
+  readonly manager?: EntityManager;
+  readonly isOpen: boolean;
+  /**
+   * Records the outcome. `handlerFailed`: the handler threw (a deterministic 4xx is still
+   * recorded, but its business writes are not kept).
+   */
+  complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion>;
+  /** Frees the key without recording anything, undoing what can be undone. */
+  release(): Promise<void>;
+}
+
+/**
+ * How completing a hold ended: `recorded`; `skipped` when the outcome of a handler that threw
+ * could not be recorded because another request took the key meanwhile; `lost` when a lease was
+ * taken over before the holder finished (nothing recorded; the newer holder's outcome stands).
+ */
+export type Completion = 'recorded' | 'skipped' | 'lost';
+
+/** What a key is reserved for: its scope, its fingerprint and how long it lives. */
+export interface KeyRequest {
+  scope: KeyScope;
+  fingerprint: Buffer;
+  ttlMs: number;
+}

@@ -1,0 +1,94 @@
+import type { StoredResponse } from '../response/stored-response.js';
+import type { KeyScope } from './key-scope.js';
+import type { Reservation } from './reservation.js';
+
+/** Bounds of the in-process cache of completed outcomes; `false` turns it off. */
+export interface ReplayCacheOptions {
+  /** Default: `10_000`. */
+  maxEntries?: number;
+  /** Body and header bytes held at most. Default: 32 MiB. */
+  maxBytes?: number;
+}
+
+interface Completed {
+  fingerprint: Buffer;
+  response: StoredResponse;
+  expiresAt: number;
+  bytes: number;
+}
+
+interface InFlight {
+  fingerprint: Buffer;
+  /** Until when this instance holds the key (a lease's end; Infinity for a transaction). */
+  heldUntil: number;
+}
+
+/**
+ * What this instance knows about keys without asking PostgreSQL: the keys it holds right now,
+ * and a bounded LRU cache of completed outcomes. A completed outcome never changes until it
+ * expires, so replaying it from memory is exact as long as scope, fingerprint and expiry are
+ * honoured; expiries are computed so that they never outlast the row's. Duplicates of a key held
+ * here are answered without a round trip too.
+ */
+export class LocalKeys {
+  private readonly completed = new Map<string, Completed>();
+  private readonly inFlight = new Map<string, InFlight>();
+  private bytes = 0;
+
+  constructor(private readonly limits: Required<ReplayCacheOptions> | false) {}
+
+  /** What is known here about `scope`, or `undefined` when PostgreSQL must be asked. */
+  lookup(scope: KeyScope, fingerprint: Buffer, now = Date.now()): Reservation | undefined {
+    const id = scopeId(scope);
+    const held = this.inFlight.get(id);
+    if (held && held.heldUntil > now) {
+      if (!held.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
+      const left = held.heldUntil === Infinity ? undefined : Math.max(1, Math.ceil((held.heldUntil - now) / 1000));
+      return { kind: 'in-progress', retryAfterSeconds: left };
+    }
+    const entry = this.completed.get(id);
+    if (!entry) return undefined;
+    if (entry.expiresAt <= now) {
+      this.forget(id, entry);
+      return undefined;
+    }
+    this.completed.delete(id);
+    this.completed.set(id, entry);
+    return entry.fingerprint.equals(fingerprint) ? { kind: 'completed', response: entry.response } : { kind: 'mismatch' };
+  }
+
+  /** Marks `scope` as held by this instance; the returned function ends that. */
+  hold(scope: KeyScope, fingerprint: Buffer, heldUntil: number): () => void {
+    const id = scopeId(scope);
+    const entry = { fingerprint, heldUntil };
+    this.inFlight.set(id, entry);
+    return () => {
+      if (this.inFlight.get(id) === entry) this.inFlight.delete(id);
+    };
+  }
+
+  /** Remembers a completed outcome until `expiresAt` (this process's clock). */
+  remember(scope: KeyScope, fingerprint: Buffer, response: StoredResponse, expiresAt: number): void {
+    if (!this.limits) return;
+    const id = scopeId(scope);
+    const bytes = response.body.length + response.headers.reduce((sum, [n, v]) => sum + n.length + v.length, 0) + 128;
+    if (bytes > this.limits.maxBytes / 4) return;
+    const previous = this.completed.get(id);
+    if (previous) this.forget(id, previous);
+    this.completed.set(id, { fingerprint, response, expiresAt, bytes });
+    this.bytes += bytes;
+    for (const [oldest, entry] of this.completed) {
+      if (this.completed.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
+      this.forget(oldest, entry);
+    }
+  }
+
+  private forget(id: string, entry: Completed): void {
+    this.completed.delete(id);
+    this.bytes -= entry.bytes;
+  }
+}
+
+function scopeId(scope: KeyScope): string {
+  return JSON.stringify([scope.key, scope.caller, scope.endpoint]);
+}
