@@ -3,6 +3,7 @@ import { Idempotent } from '../../src/index.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { SizeController } from '../support/size.controller.js';
 
 @Controller('bad-option')
 class BadOptionController {
@@ -81,6 +82,24 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const unavailable = await send(`${lab.url}/lab/status/503`, { key: newKey(), caller, body: {} });
       expect(unavailable.status).toBe(503);
       expect(unavailable.body.length).toBeGreaterThan(16);
+    } finally {
+      await lab.close();
+    }
+  });
+
+  it('lease mode: a response over the limit is a 500 problem and releases the key, so the retry runs again', async () => {
+    const lab = await startLab({}, { controllers: [SizeController] });
+    try {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/size/lease`, { key, caller, body: {} });
+      expect(first.status).toBe(500);
+      expect(first.json.type).toBe('urn:nestjs-pg-idempotency:response-too-large');
+      expect(await keyRows(caller)).toEqual([]);
+      const retry = await send(`${lab.url}/size/lease`, { key, caller, body: {} });
+      expect(retry.status).toBe(500);
+      expect(retry.json.detail).toMatch(/larger than maxResponseBytes \(64\)/);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
     } finally {
       await lab.close();
     }
