@@ -22,6 +22,8 @@ import { type IdempotentRequest, readIdempotentRequest } from './key/idempotent-
 import { IdempotencyProblem, PROBLEM_CONTENT_TYPE, ProblemType } from './problems.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from './response/response-capture.js';
 import { problemReplacement, replayOf, toStoredResponse } from './response/stored-response.js';
+import { refuseMultipleValues } from './response/single-value.js';
+import { tooLargeProblem } from './response/size-limit.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import { isDatabaseUnavailable } from './store/database-errors.js';
 import type { KeyHold } from './store/key-hold.js';
@@ -157,6 +159,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           }
           return value;
         }),
+        refuseMultipleValues(raw),
         catchError((error: unknown) => {
           if (!isDatabaseUnavailable(error)) return throwError(() => error);
           this.logFailure('the handler\'s database work', error as Error);
@@ -179,6 +182,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!hold.isOpen) return;
     try {
       if (!route.storeResponse(captured.status)) return await hold.release();
+      const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
+      if (tooLarge) {
+        await hold.release();
+        this.logger.error(tooLarge.problem.detail);
+        return problemReplacement(tooLarge.problem, this.settings.replayHeaders);
+      }
       const completion = await hold.complete(toStoredResponse(captured, this.settings.replayHeaders), handlerFailed);
       if (completion !== 'lost') return;
       this.logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');

@@ -1,8 +1,10 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './idempotency.module-definition.js';
 import { type IdempotencyModuleOptions, resolveModuleOptions } from './idempotency.options.js';
+import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import { IdempotencySweeper } from './store/idempotency.sweeper.js';
 import { IdempotencyTransaction } from './transaction/idempotency-transaction.js';
@@ -16,6 +18,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
  * then put `@Idempotent()` on routes and run the shipped migration.
  */
 @Module({
+  imports: [DiscoveryModule],
   providers: [
     {
       provide: IDEMPOTENCY_SETTINGS,
@@ -26,6 +29,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotencySweeper,
     IdempotencyTransaction,
     IdempotencyInterceptor,
+    IdempotentRoutesExplorer,
   ],
   exports: [IDEMPOTENCY_SETTINGS, IdempotencyStore, IdempotencySweeper, IdempotencyTransaction, IdempotencyInterceptor],
 })

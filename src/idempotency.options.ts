@@ -38,6 +38,12 @@ export interface IdempotencyModuleOptions {
    * Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx.
    */
   storeResponse?: StorePolicy;
+  /**
+   * The largest response body (bytes) that is stored. A response that would be stored but is
+   * larger is not sent: its writes roll back, the key stays free, and the client gets a 500
+   * `response-too-large` problem. Default: `1048576` (1 MiB).
+   */
+  maxResponseBytes?: number;
   /** How often expired rows are swept; `0` disables the schedule. Default: `'1m'`. */
   sweepInterval?: Duration;
   /** Rows deleted per sweeper statement. Default: `1000`. */
@@ -70,6 +76,7 @@ export interface IdempotentRouteOptions {
   fingerprint?: FingerprintOption;
   storeResponse?: StorePolicy;
   retryAfterSeconds?: number;
+  maxResponseBytes?: number;
   /** Default: `'transactional'`. */
   mode?: IdempotencyMode;
   /** Lease mode: the lease. Default: the module's `lease`. */
@@ -89,6 +96,9 @@ const TRANSIENT_4XX = new Set([408, 409, 425, 429]);
 /** The default failure policy: see {@link IdempotencyModuleOptions.storeResponse}. */
 export const defaultStorePolicy: StorePolicy = (status) =>
   status >= 200 && status < 500 && !TRANSIENT_4XX.has(status);
+
+/** The default of {@link IdempotencyModuleOptions.maxResponseBytes}: 1 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
 /** Headers a replay carries when the first response had them (CONTRACT §6). */
 export const REPLAYED_HEADERS = ['content-type', 'location', 'content-location', 'etag', 'last-modified'];
@@ -110,6 +120,7 @@ export interface IdempotencySettings {
   replayHeaders: ReadonlySet<string>;
   retryAfterSeconds: number;
   storeResponse: StorePolicy;
+  maxResponseBytes: number;
   sweepIntervalMs: number;
   sweepBatchSize: number;
   leaseMs: number;
@@ -124,6 +135,7 @@ export interface RouteSettings {
   fingerprint?: FingerprintOption;
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
+  maxResponseBytes: number;
   mode: IdempotencyMode;
   leaseMs: number;
   waitMs: number;
@@ -143,6 +155,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     replayHeaders,
     retryAfterSeconds: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
     storeResponse: options.storeResponse ?? defaultStorePolicy,
+    maxResponseBytes: positiveInteger(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
     leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
@@ -167,6 +180,10 @@ export function resolveRouteOptions(module: IdempotencySettings, route: Idempote
       route.retryAfterSeconds === undefined
         ? module.retryAfterSeconds
         : positiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
+    maxResponseBytes:
+      route.maxResponseBytes === undefined
+        ? module.maxResponseBytes
+        : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
     mode: route.mode ?? 'transactional',
     leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease'),
     waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),

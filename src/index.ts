@@ -3,6 +3,7 @@ export { Idempotent } from './idempotent.decorator.js';
 export { IdempotencyInterceptor } from './idempotency.interceptor.js';
 export {
   type CallerResolver,
+  DEFAULT_MAX_RESPONSE_BYTES,
   defaultStorePolicy,
   type IdempotencyMode,
   type IdempotencyModuleOptions,
@@ -11,7 +12,13 @@ export {
   type StorePolicy,
 } from './idempotency.options.js';
 export { REPLAYED_HEADER } from './idempotency.constants.js';
-export { IdempotencyConfigurationError } from './idempotency.errors.js';
+export {
+  type CorsHeaderOptions,
+  IDEMPOTENCY_CORS_ALLOWED_HEADERS,
+  IDEMPOTENCY_CORS_EXPOSED_HEADERS,
+  withIdempotencyCors,
+} from './idempotency.cors.js';
+export { IdempotencyConfigurationError, UnreplayableRouteError } from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './problems.js';
 export type { Duration } from './key/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';

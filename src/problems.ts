@@ -11,6 +11,7 @@ export enum ProblemType {
   BodyTooDeep = 'urn:nestjs-pg-idempotency:body-too-deep',
   StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
   ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
+  ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -23,6 +24,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.BodyTooDeep]: { status: 400, title: 'Request body nested too deeply' },
   [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
   [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
+  [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
 };
 
 /** The media type of every problem body. */

@@ -2,15 +2,18 @@ import { type INestApplication, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DemoConfig } from './demo.config.js';
 import { DemoModule } from './demo.module.js';
+import { httpAdapterFor } from './http/http-platform.js';
 import { ProblemDetailsFilter } from './http/problem-details.filter.js';
 
-/** Builds the demo app (migrations run at init); `listen()` is left to the caller. */
+/** Builds the demo app on `config.platform` (migrations run at init); `listen()` is left to the caller. */
 export async function createDemoApp(
   config: DemoConfig & { databaseUrl: string },
   { quiet = false }: { quiet?: boolean } = {},
 ): Promise<INestApplication> {
-  const app = await NestFactory.create(DemoModule.forRoot(config), { logger: quiet ? ['error'] : ['error', 'warn', 'log'] });
+  const app = await NestFactory.create(DemoModule.forRoot(config), httpAdapterFor(config.platform), {
+    logger: quiet ? ['error'] : ['error', 'warn', 'log'],
+  });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
-  app.useGlobalFilters(new ProblemDetailsFilter());
+  app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
   return app;
 }

@@ -1,9 +1,13 @@
+import { type HttpPlatform, isHttpPlatform } from './http/http-platform.js';
+
 /** DI token of the demo's configuration. */
 export const DEMO_CONFIG = Symbol('DEMO_CONFIG');
 
 /** The demo's settings, read from the environment by `demoConfigFromEnv()`. */
 export interface DemoConfig {
   port: number;
+  /** `DEMO_PLATFORM`: `express` (default) or `fastify`. */
+  platform: HttpPlatform;
   databaseUrl?: string;
   ttlSeconds: number;
   sweepIntervalMs: number;
@@ -21,6 +25,7 @@ export interface DemoConfig {
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
   return {
     port: integer(env.PORT, 3000, 'PORT'),
+    platform: platform(env.DEMO_PLATFORM),
     databaseUrl: env.DATABASE_URL || undefined,
     ttlSeconds: integer(env.IDEMPOTENCY_TTL_SECONDS, 86_400, 'IDEMPOTENCY_TTL_SECONDS'),
     sweepIntervalMs: integer(env.IDEMPOTENCY_SWEEP_INTERVAL_MS, 60_000, 'IDEMPOTENCY_SWEEP_INTERVAL_MS'),
@@ -30,6 +35,12 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
   };
+}
+
+function platform(value: string | undefined): HttpPlatform {
+  if (value === undefined || value === '') return 'express';
+  if (!isHttpPlatform(value)) throw new Error(`DEMO_PLATFORM must be "express" or "fastify", got "${value}"`);
+  return value;
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {

@@ -68,7 +68,7 @@ export function captureResponse(
       (replacement) => {
         restore();
         if (replacement) {
-          send(raw, replacement, done);
+          send(raw, replacement, headHeaders(head), done);
         } else {
           flushHead();
           (original.end as (chunk: Buffer, callback?: () => void) => void).call(raw, body, done);
@@ -87,7 +87,18 @@ export function captureResponse(
   });
 }
 
-function send(raw: ServerResponse, replacement: ResponseReplacement, done?: () => void): void {
+/**
+ * Sends `replacement` instead of what the app wrote. Headers the app passed to `writeHead()`
+ * (Fastify passes its reply headers there: `@Header()`, `reply.header()`) are kept like those set
+ * on `raw` (Express), so both platforms send the same headers around a replacement.
+ */
+function send(
+  raw: ServerResponse,
+  replacement: ResponseReplacement,
+  headerList: [string, OutgoingHttpHeaders[string]][],
+  done?: () => void,
+): void {
+  for (const [name, value] of headerList) if (value !== undefined) raw.setHeader(name, value);
   for (const name of replacement.drop) raw.removeHeader(name);
   raw.removeHeader('content-length');
   raw.removeHeader('transfer-encoding');
@@ -103,11 +114,24 @@ function headStatus(head?: Parameters<ServerResponse['writeHead']>): number | un
 
 function mergedHeaders(raw: ServerResponse, head?: Parameters<ServerResponse['writeHead']>): OutgoingHttpHeaders {
   const headers = { ...raw.getHeaders() };
+  for (const [name, value] of headHeaders(head)) headers[name] = value;
+  return headers;
+}
+
+/**
+ * The headers given to `writeHead(status, [message], headers)`, lower-cased: an object, or a flat
+ * `[name, value, name, value, …]` array.
+ */
+function headHeaders(head?: Parameters<ServerResponse['writeHead']>): [string, OutgoingHttpHeaders[string]][] {
   const extra = head?.find((arg, index) => index > 0 && arg && typeof arg === 'object') as
     | OutgoingHttpHeaders
+    | readonly unknown[]
     | undefined;
-  if (extra && !Array.isArray(extra)) {
-    for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
+  if (!extra) return [];
+  if (!Array.isArray(extra)) {
+    return Object.entries(extra as OutgoingHttpHeaders).map(([name, value]) => [name.toLowerCase(), value]);
   }
-  return headers;
+  const list: [string, OutgoingHttpHeaders[string]][] = [];
+  for (let i = 0; i + 1 < extra.length; i += 2) list.push([String(extra[i]).toLowerCase(), extra[i + 1] as string]);
+  return list;
 }

@@ -1,122 +1,126 @@
 import { keyRows, paymentCount } from '../support/database.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type RunningApp, startDemo, startLab } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
-describe('concurrent requests (demo API, 300 ms inside the payment handler)', () => {
-  let demo: RunningApp;
-  beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
-  afterAll(async () => {
-    await demo.close();
-  });
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startDemo, startLab } = appsOn(platform);
 
-  it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
-    );
-    const executed = answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
-    const conflicts = answers.filter((a) => a.status === 409);
-    const replays = answers.filter((a) => a.headers['idempotent-replayed'] === 'true');
-    expect(executed).toHaveLength(1);
-    expect(conflicts.length + replays.length).toBe(49);
-    expect(conflicts.length).toBeGreaterThan(0);
-    for (const conflict of conflicts) {
-      expect(conflict.headers['retry-after']).toMatch(/^[1-9]\d*$/);
-      expect(conflict.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(conflict.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-in-use', status: 409 });
-    }
-    for (const replay of replays) expect(replay.body.equals(executed[0].body)).toBe(true);
-    expect(await paymentCount(caller)).toBe(1);
+  describe('concurrent requests (demo API, 300 ms inside the payment handler)', () => {
+    let demo: RunningApp;
+    beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
+    afterAll(async () => {
+      await demo.close();
+    });
 
-    const after = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    expect(after.headers['idempotent-replayed']).toBe('true');
-    expect(after.body.equals(executed[0].body)).toBe(true);
-  });
-
-  it('50 at once with distinct keys: 50 executions, no false 409', async () => {
-    const caller = newCaller();
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
-    );
-    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
-    expect(answers.every((a) => !a.headers['idempotent-replayed'])).toBe(true);
-    expect(await paymentCount(caller)).toBe(50);
-    expect(await keyRows(caller)).toHaveLength(50);
-  });
-
-  it('replays of a completed key running at once all replay (no 409)', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
-    );
-    expect(answers.every((a) => a.status === 201 && a.headers['idempotent-replayed'] === 'true')).toBe(true);
-    expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
-  });
-
-});
-
-describe('two app instances with separate pools on one database', () => {
-  it('20 keys × 10 duplicates spread over both: exactly 20 executions, the rest 409 or byte-identical replays', async () => {
-    const [a, b] = [await startLab({}, 200), await startLab({}, 200)];
-    try {
+    it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {
       const caller = newCaller();
-      const keys = Array.from({ length: 20 }, () => newKey());
-      const answers = await Promise.all(
-        keys.flatMap((key, k) =>
-          Array.from({ length: 10 }, (_, i) =>
-            send(`${(k + i) % 2 ? a.url : b.url}/payments`, { key, caller, body: validPayment }).then((answer) => ({ key, answer })),
-          ),
-        ),
-      );
-      const executed = answers.filter(({ answer }) => answer.status === 201 && !answer.headers['idempotent-replayed']);
-      expect(executed.map(({ key }) => key).sort()).toEqual([...keys].sort());
-      for (const { key, answer } of answers) {
-        if (answer === executed.find((e) => e.key === key)!.answer) continue;
-        if (answer.status === 409) continue;
-        expect(answer.headers['idempotent-replayed']).toBe('true');
-        expect(answer.body.equals(executed.find((e) => e.key === key)!.answer.body)).toBe(true);
-      }
-      expect(await paymentCount(caller)).toBe(20);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-});
-
-describe('a storm of duplicates', () => {
-  it('does not starve requests for other keys of pool connections', async () => {
-    // /payments takes 1 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
-    const lab = await startLab({}, 1_000);
-    try {
-      const stormCaller = newCaller();
       const key = newKey();
-      let holderDoneAt = 0;
-      const storm = Array.from({ length: 200 }, () =>
-        send(`${lab.url}/payments`, { key, caller: stormCaller, body: validPayment }).then((answer) => {
-          if (answer.status === 201 && !answer.headers['idempotent-replayed']) holderDoneAt = Date.now();
-          return answer;
-        }),
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
       );
-      await sleep(100);
+      const executed = answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
+      const conflicts = answers.filter((a) => a.status === 409);
+      const replays = answers.filter((a) => a.headers['idempotent-replayed'] === 'true');
+      expect(executed).toHaveLength(1);
+      expect(conflicts.length + replays.length).toBe(49);
+      expect(conflicts.length).toBeGreaterThan(0);
+      for (const conflict of conflicts) {
+        expect(conflict.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+        expect(conflict.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(conflict.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-in-use', status: 409 });
+      }
+      for (const replay of replays) expect(replay.body.equals(executed[0].body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(1);
+
+      const after = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      expect(after.headers['idempotent-replayed']).toBe('true');
+      expect(after.body.equals(executed[0].body)).toBe(true);
+    });
+
+    it('50 at once with distinct keys: 50 executions, no false 409', async () => {
       const caller = newCaller();
-      const others = await Promise.all(
-        Array.from({ length: 20 }, () => send(`${lab.url}/lab/scoped`, { key: newKey(), caller, body: {} })),
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
       );
-      const othersDoneAt = Date.now();
-      const stormAnswers = await Promise.all(storm);
-      expect(others.map((a) => a.status)).toEqual(Array(20).fill(201));
-      // Every other-key request finished while the storm's holder was still running.
-      expect(holderDoneAt).toBeGreaterThan(othersDoneAt);
-      expect(stormAnswers.filter((a) => a.status >= 500)).toEqual([]);
-      expect(await paymentCount(caller)).toBe(20);
-      expect(await paymentCount(stormCaller)).toBe(1);
-    } finally {
-      await lab.close();
-    }
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
+      expect(answers.every((a) => !a.headers['idempotent-replayed'])).toBe(true);
+      expect(await paymentCount(caller)).toBe(50);
+      expect(await keyRows(caller)).toHaveLength(50);
+    });
+
+    it('replays of a completed key running at once all replay (no 409)', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
+      );
+      expect(answers.every((a) => a.status === 201 && a.headers['idempotent-replayed'] === 'true')).toBe(true);
+      expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
+    });
+
+  });
+
+  describe('two app instances with separate pools on one database', () => {
+    it('20 keys × 10 duplicates spread over both: exactly 20 executions, the rest 409 or byte-identical replays', async () => {
+      const [a, b] = [await startLab({}, { latencyMs: 200 }), await startLab({}, { latencyMs: 200 })];
+      try {
+        const caller = newCaller();
+        const keys = Array.from({ length: 20 }, () => newKey());
+        const answers = await Promise.all(
+          keys.flatMap((key, k) =>
+            Array.from({ length: 10 }, (_, i) =>
+              send(`${(k + i) % 2 ? a.url : b.url}/payments`, { key, caller, body: validPayment }).then((answer) => ({ key, answer })),
+            ),
+          ),
+        );
+        const executed = answers.filter(({ answer }) => answer.status === 201 && !answer.headers['idempotent-replayed']);
+        expect(executed.map(({ key }) => key).sort()).toEqual([...keys].sort());
+        for (const { key, answer } of answers) {
+          if (answer === executed.find((e) => e.key === key)!.answer) continue;
+          if (answer.status === 409) continue;
+          expect(answer.headers['idempotent-replayed']).toBe('true');
+          expect(answer.body.equals(executed.find((e) => e.key === key)!.answer.body)).toBe(true);
+        }
+        expect(await paymentCount(caller)).toBe(20);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+
+  describe('a storm of duplicates', () => {
+    it('does not starve requests for other keys of pool connections', async () => {
+      // /payments takes 1 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
+      const lab = await startLab({}, { latencyMs: 1_000 });
+      try {
+        const stormCaller = newCaller();
+        const key = newKey();
+        let holderDoneAt = 0;
+        const storm = Array.from({ length: 200 }, () =>
+          send(`${lab.url}/payments`, { key, caller: stormCaller, body: validPayment }).then((answer) => {
+            if (answer.status === 201 && !answer.headers['idempotent-replayed']) holderDoneAt = Date.now();
+            return answer;
+          }),
+        );
+        await sleep(100);
+        const caller = newCaller();
+        const others = await Promise.all(
+          Array.from({ length: 20 }, () => send(`${lab.url}/lab/scoped`, { key: newKey(), caller, body: {} })),
+        );
+        const othersDoneAt = Date.now();
+        const stormAnswers = await Promise.all(storm);
+        expect(others.map((a) => a.status)).toEqual(Array(20).fill(201));
+        // Every other-key request finished while the storm's holder was still running.
+        expect(holderDoneAt).toBeGreaterThan(othersDoneAt);
+        expect(stormAnswers.filter((a) => a.status >= 500)).toEqual([]);
+        expect(await paymentCount(caller)).toBe(20);
+        expect(await paymentCount(stormCaller)).toBe(1);
+      } finally {
+        await lab.close();
+      }
+    });
   });
 });

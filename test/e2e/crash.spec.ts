@@ -1,34 +1,38 @@
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { type RunningApp, startDemo } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { startDemoProcess, waitFor } from '../support/processes.js';
 
-describe('a process killed mid-request (transactional mode)', () => {
-  let demo: RunningApp;
-  beforeAll(async () => (demo = await startDemo()));
-  afterAll(() => demo.close());
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startDemo } = appsOn(platform);
 
-  it('leaves no stuck key and no half-written payment: the retry runs once', async () => {
-    const victim = await startDemoProcess({ DEMO_LATENCY_MS: '10000' });
-    const caller = newCaller();
-    const key = newKey();
-    const inFlight = send(`${victim.url}/payments`, { key, caller, body: validPayment }).catch((error: Error) => error);
+  describe('a process killed mid-request (transactional mode)', () => {
+    let demo: RunningApp;
+    beforeAll(async () => (demo = await startDemo()));
+    afterAll(() => demo.close());
 
-    // The handler holds the key: its transaction has inserted the payment and waits.
-    await waitFor('the handler to hold the key', async () =>
-      (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`)).length === 1,
-    );
-    const duplicate = await send(`${victim.url}/payments`, { key, caller, body: validPayment });
-    expect(duplicate.status).toBe(409);
+    it('leaves no stuck key and no half-written payment: the retry runs once', async () => {
+      const victim = await startDemoProcess({ DEMO_LATENCY_MS: '10000', DEMO_PLATFORM: platform });
+      const caller = newCaller();
+      const key = newKey();
+      const inFlight = send(`${victim.url}/payments`, { key, caller, body: validPayment }).catch((error: Error) => error);
 
-    await victim.kill();
-    expect(await inFlight).toHaveProperty('code', 'ECONNRESET');
+      // The handler holds the key: its transaction has inserted the payment and waits.
+      await waitFor('the handler to hold the key', async () =>
+        (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`)).length === 1,
+      );
+      const duplicate = await send(`${victim.url}/payments`, { key, caller, body: validPayment });
+      expect(duplicate.status).toBe(409);
 
-    // The server notices the dead connection and rolls its transaction back at once: no TTL wait.
-    const retry = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    expect(retry.status).toBe(201);
-    expect(retry.headers['idempotent-replayed']).toBeUndefined();
-    expect(await paymentCount(caller)).toBe(1);
-    expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /payments', state: 'completed', status: 201 }]);
+      await victim.kill();
+      expect(await inFlight).toHaveProperty('code', 'ECONNRESET');
+
+      // The server notices the dead connection and rolls its transaction back at once: no TTL wait.
+      const retry = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(await paymentCount(caller)).toBe(1);
+      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /payments', state: 'completed', status: 201 }]);
+    });
   });
 });

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { databaseUrl, startDemo, startLab } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
 /** Inserts `count` rows for `caller`, expired (or live) by `offset`. */
@@ -21,108 +21,112 @@ async function countKeys(caller: string): Promise<number> {
   return Number(n);
 }
 
-describe('expiry', () => {
-  it('an expired key is a new request even before the sweeper runs (route ttl)', async () => {
-    const lab = await startLab();
-    try {
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startDemo, startLab } = appsOn(platform);
+
+  describe('expiry', () => {
+    it('an expired key is a new request even before the sweeper runs (route ttl)', async () => {
+      const lab = await startLab();
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        const first = await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} });
+        expect((await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe('true');
+        await sleep(1_100);
+        const after = await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} });
+        expect(after.status).toBe(201);
+        expect(after.headers['idempotent-replayed']).toBeUndefined();
+        expect(after.json.id).not.toBe(first.json.id);
+        expect(await paymentCount(caller)).toBe(2);
+        expect(await keyRows(caller)).toHaveLength(1);
+      } finally {
+        await lab.close();
+      }
+    });
+
+    it('an expired key is a new request (module ttl, demo IDEMPOTENCY_TTL_SECONDS)', async () => {
+      const demo = await startDemo({ ttlSeconds: 1 });
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+        await sleep(1_100);
+        const after = await send(`${demo.url}/payments`, { key, caller, body: { amount: 1, currency: 'USD' } });
+        expect(after.status).toBe(201);
+        expect(after.headers['idempotent-replayed']).toBeUndefined();
+        expect(await paymentCount(caller)).toBe(2);
+      } finally {
+        await demo.close();
+      }
+    });
+  });
+
+  describe('the sweeper', () => {
+    it('deletes expired rows in batches and keeps live ones', async () => {
+      const lab = await startLab({ sweepBatchSize: 400 });
+      try {
+        const [expired, live] = [newCaller(), newCaller()];
+        await seedKeys(expired, 1_500, '-1 second');
+        await seedKeys(live, 50, '1 hour');
+        const result = await lab.app.get(IdempotencySweeper).sweep();
+        expect(result.ran).toBe(true);
+        expect(result.deleted).toBeGreaterThanOrEqual(1_500);
+        expect(await countKeys(expired)).toBe(0);
+        expect(await countKeys(live)).toBe(50);
+      } finally {
+        await lab.close();
+      }
+    });
+
+    it('runs on one instance at a time: while another holds the sweep lock it does nothing', async () => {
+      const other = new pg.Client({ connectionString: databaseUrl() });
+      await other.connect();
+      const lab = await startLab();
+      try {
+        const caller = newCaller();
+        await seedKeys(caller, 10, '-1 second');
+        await other.query('SELECT pg_advisory_lock($1::bigint)', [SWEEP_LOCK_ID]);
+        expect(await lab.app.get(IdempotencySweeper).sweep()).toEqual({ ran: false, deleted: 0 });
+        expect(await countKeys(caller)).toBe(10);
+        await other.query('SELECT pg_advisory_unlock($1::bigint)', [SWEEP_LOCK_ID]);
+        expect((await lab.app.get(IdempotencySweeper).sweep()).ran).toBe(true);
+        expect(await countKeys(caller)).toBe(0);
+      } finally {
+        await lab.close();
+        await other.end();
+      }
+    });
+
+    it('two instances sweeping at once: one sweeps, the other skips, every expired row goes', async () => {
+      const [a, b] = [await startLab({ sweepBatchSize: 50 }), await startLab({ sweepBatchSize: 50 })];
+      try {
+        const caller = newCaller();
+        await seedKeys(caller, 3_000, '-1 second');
+        const results = await Promise.all([a.app.get(IdempotencySweeper).sweep(), b.app.get(IdempotencySweeper).sweep()]);
+        expect(results.filter((r) => r.ran).length).toBeGreaterThanOrEqual(1);
+        expect(await countKeys(caller)).toBe(0);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('runs on its interval and stops cleanly on shutdown, finishing its batch', async () => {
       const caller = newCaller();
-      const key = newKey();
-      const first = await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} });
-      expect((await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe('true');
-      await sleep(1_100);
-      const after = await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} });
-      expect(after.status).toBe(201);
-      expect(after.headers['idempotent-replayed']).toBeUndefined();
-      expect(after.json.id).not.toBe(first.json.id);
-      expect(await paymentCount(caller)).toBe(2);
-      expect(await keyRows(caller)).toHaveLength(1);
-    } finally {
+      await seedKeys(caller, 20_000, '-1 second');
+      const lab = await startLab({ sweepInterval: 50, sweepBatchSize: 100 });
+      const deadline = Date.now() + 10_000;
+      while ((await countKeys(caller)) === 20_000 && Date.now() < deadline) await sleep(20);
       await lab.close();
-    }
-  });
-
-  it('an expired key is a new request (module ttl, demo IDEMPOTENCY_TTL_SECONDS)', async () => {
-    const demo = await startDemo({ ttlSeconds: 1 });
-    try {
-      const caller = newCaller();
-      const key = newKey();
-      await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-      await sleep(1_100);
-      const after = await send(`${demo.url}/payments`, { key, caller, body: { amount: 1, currency: 'USD' } });
-      expect(after.status).toBe(201);
-      expect(after.headers['idempotent-replayed']).toBeUndefined();
-      expect(await paymentCount(caller)).toBe(2);
-    } finally {
-      await demo.close();
-    }
-  });
-});
-
-describe('the sweeper', () => {
-  it('deletes expired rows in batches and keeps live ones', async () => {
-    const lab = await startLab({ sweepBatchSize: 400 });
-    try {
-      const [expired, live] = [newCaller(), newCaller()];
-      await seedKeys(expired, 1_500, '-1 second');
-      await seedKeys(live, 50, '1 hour');
-      const result = await lab.app.get(IdempotencySweeper).sweep();
-      expect(result.ran).toBe(true);
-      expect(result.deleted).toBeGreaterThanOrEqual(1_500);
-      expect(await countKeys(expired)).toBe(0);
-      expect(await countKeys(live)).toBe(50);
-    } finally {
-      await lab.close();
-    }
-  });
-
-  it('runs on one instance at a time: while another holds the sweep lock it does nothing', async () => {
-    const other = new pg.Client({ connectionString: databaseUrl() });
-    await other.connect();
-    const lab = await startLab();
-    try {
-      const caller = newCaller();
-      await seedKeys(caller, 10, '-1 second');
-      await other.query('SELECT pg_advisory_lock($1::bigint)', [SWEEP_LOCK_ID]);
-      expect(await lab.app.get(IdempotencySweeper).sweep()).toEqual({ ran: false, deleted: 0 });
-      expect(await countKeys(caller)).toBe(10);
-      await other.query('SELECT pg_advisory_unlock($1::bigint)', [SWEEP_LOCK_ID]);
-      expect((await lab.app.get(IdempotencySweeper).sweep()).ran).toBe(true);
-      expect(await countKeys(caller)).toBe(0);
-    } finally {
-      await lab.close();
-      await other.end();
-    }
-  });
-
-  it('two instances sweeping at once: one sweeps, the other skips, every expired row goes', async () => {
-    const [a, b] = [await startLab({ sweepBatchSize: 50 }), await startLab({ sweepBatchSize: 50 })];
-    try {
-      const caller = newCaller();
-      await seedKeys(caller, 3_000, '-1 second');
-      const results = await Promise.all([a.app.get(IdempotencySweeper).sweep(), b.app.get(IdempotencySweeper).sweep()]);
-      expect(results.filter((r) => r.ran).length).toBeGreaterThanOrEqual(1);
-      expect(await countKeys(caller)).toBe(0);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-
-  it('runs on its interval and stops cleanly on shutdown, finishing its batch', async () => {
-    const caller = newCaller();
-    await seedKeys(caller, 20_000, '-1 second');
-    const lab = await startLab({ sweepInterval: 50, sweepBatchSize: 100 });
-    const deadline = Date.now() + 10_000;
-    while ((await countKeys(caller)) === 20_000 && Date.now() < deadline) await sleep(20);
-    await lab.close();
-    const left = await countKeys(caller);
-    expect(left).toBeLessThan(20_000);
-    // Nothing runs after close: the count no longer moves, and the lock is free.
-    await sleep(300);
-    expect(await countKeys(caller)).toBe(left);
-    const [{ locked }] = await sql('SELECT pg_try_advisory_lock($1::bigint) AS locked', [SWEEP_LOCK_ID]);
-    expect(locked).toBe(true);
-    await sql('SELECT pg_advisory_unlock_all()');
-    await sql('DELETE FROM idempotency_keys WHERE caller = $1', [caller]);
+      const left = await countKeys(caller);
+      expect(left).toBeLessThan(20_000);
+      // Nothing runs after close: the count no longer moves, and the lock is free.
+      await sleep(300);
+      expect(await countKeys(caller)).toBe(left);
+      const [{ locked }] = await sql('SELECT pg_try_advisory_lock($1::bigint) AS locked', [SWEEP_LOCK_ID]);
+      expect(locked).toBe(true);
+      await sql('SELECT pg_advisory_unlock_all()');
+      await sql('DELETE FROM idempotency_keys WHERE caller = $1', [caller]);
+    });
   });
 });

@@ -1,118 +1,122 @@
 import { keyRows, paymentCount } from '../support/database.js';
-import { type RunningApp, startDemo, startLab } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
-describe('failure policy', () => {
-  let lab: RunningApp;
-  beforeAll(async () => (lab = await startLab()));
-  afterAll(async () => {
-    await lab.close();
-  });
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startDemo, startLab } = appsOn(platform);
 
-  it('a handler that throws after writing: its rows and the key roll back, the answer is a 500, the retry runs', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/flaky`, { key, caller, body: {} });
-    expect(first.status).toBe(500);
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([]);
+  describe('failure policy', () => {
+    let lab: RunningApp;
+    beforeAll(async () => (lab = await startLab()));
+    afterAll(async () => {
+      await lab.close();
+    });
 
-    const retry = await send(`${lab.url}/lab/flaky`, { key, caller, body: {} });
-    expect(retry.status).toBe(201);
-    expect(retry.headers['idempotent-replayed']).toBeUndefined();
-    expect(retry.json.attempt).toBe(2);
-    expect(await paymentCount(caller)).toBe(1);
-    const replay = await send(`${lab.url}/lab/flaky`, { key, caller, body: {} });
-    expect(replay.body.equals(retry.body)).toBe(true);
-  });
-
-  it('a thrown non-HTTP error is never stored: every retry runs again', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    for (let i = 0; i < 3; i++) {
-      const answer = await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
-      expect(answer.status).toBe(500);
-      expect(answer.headers['idempotent-replayed']).toBeUndefined();
-    }
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([]);
-  });
-
-  it('a deterministic 4xx thrown after a write: the write is undone, the 4xx stored and replayed', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
-    expect(first.status).toBe(422);
-    const again = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
-    expect(again.status).toBe(422);
-    expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(again.body.equals(first.body)).toBe(true);
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/reject-after-write', state: 'completed', status: 422 }]);
-  });
-
-  it.each([500, 502, 503, 408, 409, 425, 429])('a %i is not stored: the business write rolls back and the key is free', async (code) => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
-    expect(first.status).toBe(code);
-    const again = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
-    expect(again.headers['idempotent-replayed']).toBeUndefined();
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([]);
-  });
-
-  it.each([400, 403, 404, 410])('a %i is stored and replayed', async (code) => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
-    const again = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
-    expect([first.status, again.status]).toEqual([code, code]);
-    expect(again.headers['idempotent-replayed']).toBe('true');
-    expect(await paymentCount(caller)).toBe(0);
-  });
-
-  it('a StreamableFile is refused with a problem and nothing is kept', async () => {
-    const caller = newCaller();
-    const answer = await send(`${lab.url}/lab/file`, { key: newKey(), caller, body: {} });
-    expect(answer.status).toBe(500);
-    expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:response-not-replayable');
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([]);
-  });
-
-  it('a route can override the policy (storeResponse)', async () => {
-    const app = await startLab({ storeResponse: (status) => status < 400 });
-    try {
+    it('a handler that throws after writing: its rows and the key roll back, the answer is a 500, the retry runs', async () => {
       const caller = newCaller();
       const key = newKey();
-      await send(`${app.url}/lab/status/404`, { key, caller, body: {} });
-      const again = await send(`${app.url}/lab/status/404`, { key, caller, body: {} });
-      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      const first = await send(`${lab.url}/lab/flaky`, { key, caller, body: {} });
+      expect(first.status).toBe(500);
+      expect(await paymentCount(caller)).toBe(0);
       expect(await keyRows(caller)).toEqual([]);
-    } finally {
-      await app.close();
-    }
-  });
-});
 
-describe('validation errors (demo API)', () => {
-  it('a validation 400 is a problem, stored and replayed, and writes nothing', async () => {
-    const demo = await startDemo();
-    try {
+      const retry = await send(`${lab.url}/lab/flaky`, { key, caller, body: {} });
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(retry.json.attempt).toBe(2);
+      expect(await paymentCount(caller)).toBe(1);
+      const replay = await send(`${lab.url}/lab/flaky`, { key, caller, body: {} });
+      expect(replay.body.equals(retry.body)).toBe(true);
+    });
+
+    it('a thrown non-HTTP error is never stored: every retry runs again', async () => {
       const caller = newCaller();
       const key = newKey();
-      const body = { amount: -5, currency: 'euro' };
-      const first = await send(`${demo.url}/payments`, { key, caller, body });
-      expect(first.status).toBe(400);
-      expect(first.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(first.json.errors).toEqual(expect.arrayContaining([expect.stringContaining('currency')]));
-      const again = await send(`${demo.url}/payments`, { key, caller, body });
+      for (let i = 0; i < 3; i++) {
+        const answer = await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
+        expect(answer.status).toBe(500);
+        expect(answer.headers['idempotent-replayed']).toBeUndefined();
+      }
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    });
+
+    it('a deterministic 4xx thrown after a write: the write is undone, the 4xx stored and replayed', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
+      expect(first.status).toBe(422);
+      const again = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
+      expect(again.status).toBe(422);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body.equals(first.body)).toBe(true);
       expect(await paymentCount(caller)).toBe(0);
-    } finally {
-      await demo.close();
-    }
+      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/reject-after-write', state: 'completed', status: 422 }]);
+    });
+
+    it.each([500, 502, 503, 408, 409, 425, 429])('a %i is not stored: the business write rolls back and the key is free', async (code) => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
+      expect(first.status).toBe(code);
+      const again = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    });
+
+    it.each([400, 403, 404, 410])('a %i is stored and replayed', async (code) => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
+      const again = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
+      expect([first.status, again.status]).toEqual([code, code]);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(0);
+    });
+
+    it('a StreamableFile is refused with a problem and nothing is kept', async () => {
+      const caller = newCaller();
+      const answer = await send(`${lab.url}/lab/file`, { key: newKey(), caller, body: {} });
+      expect(answer.status).toBe(500);
+      expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:response-not-replayable');
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    });
+
+    it('a route can override the policy (storeResponse)', async () => {
+      const app = await startLab({ storeResponse: (status) => status < 400 });
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        await send(`${app.url}/lab/status/404`, { key, caller, body: {} });
+        const again = await send(`${app.url}/lab/status/404`, { key, caller, body: {} });
+        expect(again.headers['idempotent-replayed']).toBeUndefined();
+        expect(await keyRows(caller)).toEqual([]);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
+  describe('validation errors (demo API)', () => {
+    it('a validation 400 is a problem, stored and replayed, and writes nothing', async () => {
+      const demo = await startDemo();
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        const body = { amount: -5, currency: 'euro' };
+        const first = await send(`${demo.url}/payments`, { key, caller, body });
+        expect(first.status).toBe(400);
+        expect(first.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(first.json.errors).toEqual(expect.arrayContaining([expect.stringContaining('currency')]));
+        const again = await send(`${demo.url}/payments`, { key, caller, body });
+        expect(again.headers['idempotent-replayed']).toBe('true');
+        expect(again.body.equals(first.body)).toBe(true);
+        expect(await paymentCount(caller)).toBe(0);
+      } finally {
+        await demo.close();
+      }
+    });
   });
 });

@@ -1,113 +1,121 @@
 import { request as httpRequest } from 'node:http';
 import { keyRows, paymentCount } from '../support/database.js';
-import { type RunningApp, startDemo, startLab } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
-describe('the Idempotency-Key header', () => {
-  let demo: RunningApp;
-  let lab: RunningApp;
-  beforeAll(async () => {
-    demo = await startDemo();
-    lab = await startLab();
-  });
-  afterAll(async () => {
-    await demo.close();
-    await lab.close();
-  });
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startDemo, startLab } = appsOn(platform);
 
-  it('is required: without it the answer is 400 key-missing and nothing runs', async () => {
-    const caller = newCaller();
-    const answer = await send(`${demo.url}/payments`, { caller, body: validPayment });
-    expect(answer.status).toBe(400);
-    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-missing', status: 400 });
-    expect(await paymentCount(caller)).toBe(0);
-  });
-
-  it.each([
-    ['malformed', 'not-a-uuid'],
-    ['empty', ''],
-    ['empty quoted', '""'],
-    ['over-long', 'a'.repeat(256)],
-    ['several values in one line', `${newKey()}, ${newKey()}`],
-    ['an sf-list', `"${newKey()}", "${newKey()}"`],
-    ['badly quoted', `"${newKey()}`],
-  ])('%s: 400 key-malformed problem, nothing runs, nothing stored', async (_case, key) => {
-    const caller = newCaller();
-    const answer = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    expect(answer.status).toBe(400);
-    expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-malformed', status: 400, title: expect.any(String), detail: expect.any(String) });
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([]);
-  });
-
-  it('several header lines: 400 key-malformed', async () => {
-    const caller = newCaller();
-    const answer = await send(`${demo.url}/payments`, { key: [newKey(), newKey()], caller, body: validPayment });
-    expect(answer.status).toBe(400);
-    expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:key-malformed');
-    expect(await paymentCount(caller)).toBe(0);
-  });
-
-  it('a 255-character key is stored whole and replayed (widened format)', async () => {
-    const caller = newCaller();
-    const key = `k${newKey()}`.padEnd(255, 'x');
-    const first = await send(`${lab.url}/lab/printable`, { key, caller, body: {} });
-    const again = await send(`${lab.url}/lab/printable`, { key, caller, body: {} });
-    expect(first.status).toBe(201);
-    expect(first.json).toEqual({ length: 255 });
-    expect(again.headers['idempotent-replayed']).toBe('true');
-    expect((await keyRows(caller))[0].key).toBe(key);
-    expect((await send(`${lab.url}/lab/printable`, { key: `${key}x`, caller, body: {} })).status).toBe(400);
-  });
-
-  it('is optional on a route with required: false, which then runs without de-duplication', async () => {
-    const caller = newCaller();
-    expect((await send(`${lab.url}/lab/optional`, { caller, body: {} })).status).toBe(201);
-    expect((await send(`${lab.url}/lab/optional`, { caller, body: {} })).status).toBe(201);
-    expect(await paymentCount(caller)).toBe(2);
-    expect(await keyRows(caller)).toEqual([]);
-    const key = newKey();
-    await send(`${lab.url}/lab/optional`, { key, caller, body: {} });
-    expect((await send(`${lab.url}/lab/optional`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe('true');
-    expect(await paymentCount(caller)).toBe(3);
-  });
-
-  it('is opaque and case-sensitive: the upper-case form of a UUID is another key', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    const upper = await send(`${demo.url}/payments`, { key: key.toUpperCase(), caller, body: validPayment });
-    expect(upper.status).toBe(201);
-    expect(upper.headers['idempotent-replayed']).toBeUndefined();
-    expect(await paymentCount(caller)).toBe(2);
-  });
-
-  it('a request path over 2048 characters: 414 endpoint-too-long, nothing runs', async () => {
-    const caller = newCaller();
-    const answer = await send(`${lab.url}/lab/status/${'4'.repeat(2100)}`, {
-      key: newKey(),
-      caller,
-      body: {},
+  describe('the Idempotency-Key header', () => {
+    let demo: RunningApp;
+    let lab: RunningApp;
+    beforeAll(async () => {
+      demo = await startDemo();
+      lab = await startLab();
     });
-    expect(answer.status).toBe(414);
-    expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:endpoint-too-long');
-    expect(await paymentCount(caller)).toBe(0);
-  });
-
-  it('control characters never reach the module: Node refuses the header line', async () => {
-    const status = await new Promise<number | string>((resolve) => {
-      const url = new URL(`${demo.url}/payments`);
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false });
-      req.on('error', (error) => resolve((error as NodeJS.ErrnoException).code ?? 'error'));
-      try {
-        req.setHeader('Idempotency-Key', `${newKey()}\u0001`);
-      } catch (error) {
-        resolve((error as NodeJS.ErrnoException).code ?? 'error');
-      }
-      req.end();
+    afterAll(async () => {
+      await demo.close();
+      await lab.close();
     });
-    expect(status).toBe('ERR_INVALID_CHAR');
+
+    it('is required: without it the answer is 400 key-missing and nothing runs', async () => {
+      const caller = newCaller();
+      const answer = await send(`${demo.url}/payments`, { caller, body: validPayment });
+      expect(answer.status).toBe(400);
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-missing', status: 400 });
+      expect(await paymentCount(caller)).toBe(0);
+    });
+
+    it.each([
+      ['malformed', 'not-a-uuid'],
+      ['empty', ''],
+      ['empty quoted', '""'],
+      ['over-long', 'a'.repeat(256)],
+      ['several values in one line', `${newKey()}, ${newKey()}`],
+      ['an sf-list', `"${newKey()}", "${newKey()}"`],
+      ['badly quoted', `"${newKey()}`],
+    ])('%s: 400 key-malformed problem, nothing runs, nothing stored', async (_case, key) => {
+      const caller = newCaller();
+      const answer = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      expect(answer.status).toBe(400);
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-malformed', status: 400, title: expect.any(String), detail: expect.any(String) });
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    });
+
+    it('several header lines: 400 key-malformed', async () => {
+      const caller = newCaller();
+      const answer = await send(`${demo.url}/payments`, { key: [newKey(), newKey()], caller, body: validPayment });
+      expect(answer.status).toBe(400);
+      expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:key-malformed');
+      expect(await paymentCount(caller)).toBe(0);
+    });
+
+    it('a 255-character key is stored whole and replayed (widened format)', async () => {
+      const caller = newCaller();
+      const key = `k${newKey()}`.padEnd(255, 'x');
+      const first = await send(`${lab.url}/lab/printable`, { key, caller, body: {} });
+      const again = await send(`${lab.url}/lab/printable`, { key, caller, body: {} });
+      expect(first.status).toBe(201);
+      expect(first.json).toEqual({ length: 255 });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect((await keyRows(caller))[0].key).toBe(key);
+      expect((await send(`${lab.url}/lab/printable`, { key: `${key}x`, caller, body: {} })).status).toBe(400);
+    });
+
+    it('is optional on a route with required: false, which then runs without de-duplication', async () => {
+      const caller = newCaller();
+      expect((await send(`${lab.url}/lab/optional`, { caller, body: {} })).status).toBe(201);
+      expect((await send(`${lab.url}/lab/optional`, { caller, body: {} })).status).toBe(201);
+      expect(await paymentCount(caller)).toBe(2);
+      expect(await keyRows(caller)).toEqual([]);
+      const key = newKey();
+      await send(`${lab.url}/lab/optional`, { key, caller, body: {} });
+      expect((await send(`${lab.url}/lab/optional`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(3);
+    });
+
+    it('is opaque and case-sensitive: the upper-case form of a UUID is another key', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      const upper = await send(`${demo.url}/payments`, { key: key.toUpperCase(), caller, body: validPayment });
+      expect(upper.status).toBe(201);
+      expect(upper.headers['idempotent-replayed']).toBeUndefined();
+      expect(await paymentCount(caller)).toBe(2);
+    });
+
+    it('a request path over 2048 characters: 414 endpoint-too-long, nothing runs', async () => {
+      const caller = newCaller();
+      const answer = await send(`${lab.url}/lab/deep/${'segment/'.repeat(270)}`, {
+        key: newKey(),
+        caller,
+        body: {},
+      });
+      expect(answer.status).toBe(414);
+      expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:endpoint-too-long');
+      expect(await paymentCount(caller)).toBe(0);
+      // 'POST /lab/deep/' + 254 × 'segment/' is 2047 characters: it runs.
+      const longest = await send(`${lab.url}/lab/deep/${'segment/'.repeat(254)}`, { key: newKey(), caller, body: {} });
+      expect(longest.status).toBe(201);
+      expect(await paymentCount(caller)).toBe(1);
+    });
+
+    it('control characters never reach the module: Node refuses the header line', async () => {
+      const status = await new Promise<number | string>((resolve) => {
+        const url = new URL(`${demo.url}/payments`);
+        const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false });
+        req.on('error', (error) => resolve((error as NodeJS.ErrnoException).code ?? 'error'));
+        try {
+          req.setHeader('Idempotency-Key', `${newKey()}\u0001`);
+        } catch (error) {
+          resolve((error as NodeJS.ErrnoException).code ?? 'error');
+        }
+        req.end();
+      });
+      expect(status).toBe('ERR_INVALID_CHAR');
+    });
   });
 });

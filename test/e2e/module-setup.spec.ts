@@ -1,67 +1,71 @@
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { type RunningApp, startLab, startLabOnNamedDataSource } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
-describe('forRootAsync on a named TypeORM connection', () => {
-  it('reserves keys and runs business writes on that connection, with the injected ttl', async () => {
-    const lab = await startLabOnNamedDataSource('payments-db');
-    try {
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startLab, startLabOnNamedDataSource } = appsOn(platform);
+
+  describe('forRootAsync on a named TypeORM connection', () => {
+    it('reserves keys and runs business writes on that connection, with the injected ttl', async () => {
+      const lab = await startLabOnNamedDataSource('payments-db');
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        const first = await send(`${lab.url}/lab/scoped`, { key, caller, body: {} });
+        const again = await send(`${lab.url}/lab/scoped`, { key, caller, body: {} });
+        expect(first.status).toBe(201);
+        expect(again.headers['idempotent-replayed']).toBe('true');
+        expect(await paymentCount(caller)).toBe(1);
+        const [{ ttl }] = await sql(
+          `SELECT extract(epoch FROM expires_at - created_at)::int AS ttl FROM idempotency_keys WHERE caller = $1`,
+          [caller],
+        );
+        expect(ttl).toBe(3600);
+      } finally {
+        await lab.close();
+      }
+    });
+
+    it('fails at bootstrap with a clear error when the named connection does not exist', async () => {
+      await expect(startLab({ dataSource: 'no-such-connection' })).rejects.toThrow(
+        /no TypeORM DataSource named "no-such-connection"/,
+      );
+    });
+  });
+
+  describe('the handler\'s transaction', () => {
+    let lab: RunningApp;
+    beforeAll(async () => (lab = await startLab()));
+    afterAll(() => lab.close());
+
+    it('@IdempotencyManager() injects the key\'s EntityManager: a failure undoes its writes', async () => {
+      const caller = newCaller();
+      const failed = await send(`${lab.url}/lab/manager`, { key: newKey(), caller, body: { fail: true } });
+      expect(failed.status).toBe(500);
+      expect(await paymentCount(caller)).toBe(0);
+      const ok = await send(`${lab.url}/lab/manager`, { key: newKey(), caller, body: {} });
+      expect(ok.status).toBe(201);
+      expect(await paymentCount(caller)).toBe(1);
+    });
+
+    it('commits the business row and the key together: both are visible once the answer arrives', async () => {
       const caller = newCaller();
       const key = newKey();
-      const first = await send(`${lab.url}/lab/scoped`, { key, caller, body: {} });
-      const again = await send(`${lab.url}/lab/scoped`, { key, caller, body: {} });
-      expect(first.status).toBe(201);
-      expect(again.headers['idempotent-replayed']).toBe('true');
-      expect(await paymentCount(caller)).toBe(1);
-      const [{ ttl }] = await sql(
-        `SELECT extract(epoch FROM expires_at - created_at)::int AS ttl FROM idempotency_keys WHERE caller = $1`,
-        [caller],
-      );
-      expect(ttl).toBe(3600);
-    } finally {
-      await lab.close();
-    }
-  });
+      const answer = await send(`${lab.url}/lab/scoped`, { key, caller, body: {} });
+      const [payment] = await sql('SELECT id FROM payments WHERE caller = $1', [caller]);
+      expect(payment.id).toBe(answer.json.id);
+      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/scoped', state: 'completed', status: 201 }]);
+    });
 
-  it('fails at bootstrap with a clear error when the named connection does not exist', async () => {
-    await expect(startLab({ dataSource: 'no-such-connection' })).rejects.toThrow(
-      /no TypeORM DataSource named "no-such-connection"/,
-    );
-  });
-});
-
-describe('the handler\'s transaction', () => {
-  let lab: RunningApp;
-  beforeAll(async () => (lab = await startLab()));
-  afterAll(() => lab.close());
-
-  it('@IdempotencyManager() injects the key\'s EntityManager: a failure undoes its writes', async () => {
-    const caller = newCaller();
-    const failed = await send(`${lab.url}/lab/manager`, { key: newKey(), caller, body: { fail: true } });
-    expect(failed.status).toBe(500);
-    expect(await paymentCount(caller)).toBe(0);
-    const ok = await send(`${lab.url}/lab/manager`, { key: newKey(), caller, body: {} });
-    expect(ok.status).toBe(201);
-    expect(await paymentCount(caller)).toBe(1);
-  });
-
-  it('commits the business row and the key together: both are visible once the answer arrives', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const answer = await send(`${lab.url}/lab/scoped`, { key, caller, body: {} });
-    const [payment] = await sql('SELECT id FROM payments WHERE caller = $1', [caller]);
-    expect(payment.id).toBe(answer.json.id);
-    expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/scoped', state: 'completed', status: 201 }]);
-  });
-
-  it('a route fingerprint narrowed to fields replays when other fields change, 422s when they do', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1, note: 'a' } });
-    const otherNote = await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1, note: 'b' } });
-    const otherAmount = await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 2, note: 'a' } });
-    expect(otherNote.headers['idempotent-replayed']).toBe('true');
-    expect(otherNote.body.equals(first.body)).toBe(true);
-    expect(otherAmount.status).toBe(422);
+    it('a route fingerprint narrowed to fields replays when other fields change, 422s when they do', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1, note: 'a' } });
+      const otherNote = await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1, note: 'b' } });
+      const otherAmount = await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 2, note: 'a' } });
+      expect(otherNote.headers['idempotent-replayed']).toBe('true');
+      expect(otherNote.body.equals(first.body)).toBe(true);
+      expect(otherAmount.status).toBe(422);
+    });
   });
 });

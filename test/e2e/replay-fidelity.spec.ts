@@ -1,37 +1,51 @@
-import { type RunningApp, startLab } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
-describe('what is replayed is what the client received', () => {
-  let lab: RunningApp;
-  beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie'] })));
-  afterAll(async () => {
-    await lab.close();
-  });
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startLab } = appsOn(platform);
 
-  it('replays Location and ETag, drops headers not allow-listed, never replays Set-Cookie', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/headers`, { key, caller, body: {} });
-    expect(first.headers.location).toBe('/lab/things/42');
-    expect(first.headers['set-cookie']?.[0]).toContain('secret-of-the-first-caller');
-    const replay = await send(`${lab.url}/lab/headers`, { key, caller, body: {} });
-    expect(replay.status).toBe(201);
-    expect(replay.body.equals(first.body)).toBe(true);
-    expect(replay.headers.location).toBe('/lab/things/42');
-    expect(replay.headers.etag).toBe('"v1"');
-    expect(replay.headers['set-cookie']).toBeUndefined();
-    expect(first.headers['x-trace']).toBe('set-by-the-first-run');
-    expect(replay.headers['x-trace']).toBeUndefined();
-    expect(replay.headers['x-replayed-too']).toBe('configured');
-  });
+  describe('what is replayed is what the client received', () => {
+    let lab: RunningApp;
+    beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie'] })));
+    afterAll(async () => {
+      await lab.close();
+    });
 
-  it('a global ClassSerializerInterceptor: @Exclude() fields are absent from the first answer and from the replay', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${lab.url}/lab/serialized`, { key, caller, body: {} });
-    const replay = await send(`${lab.url}/lab/serialized`, { key, caller, body: {} });
-    expect(first.json).toEqual({ id: 7, name: 'Ada' });
-    expect(replay.text).toBe(first.text);
-    expect(replay.text).not.toContain('never-leaves');
+    it('replays Location and ETag, drops headers not allow-listed, never replays Set-Cookie', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/headers`, { key, caller, body: {} });
+      expect(first.headers.location).toBe('/lab/things/42');
+      expect(first.headers['set-cookie']?.[0]).toContain('secret-of-the-first-caller');
+      const replay = await send(`${lab.url}/lab/headers`, { key, caller, body: {} });
+      expect(replay.status).toBe(201);
+      expect(replay.body.equals(first.body)).toBe(true);
+      expect(replay.headers.location).toBe('/lab/things/42');
+      expect(replay.headers.etag).toBe('"v1"');
+      expect(replay.headers['set-cookie']).toBeUndefined();
+      expect(first.headers['x-trace']).toBe('set-by-the-first-run');
+      expect(replay.headers['x-trace']).toBeUndefined();
+      expect(replay.headers['x-replayed-too']).toBe('configured');
+    });
+
+    it('a header the route sets statically (@Header) is on the first answer and on the replay', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/headers`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/lab/headers`, { key, caller, body: {} });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(first.headers['cache-control']).toBe('no-store');
+      expect(replay.headers['cache-control']).toBe('no-store');
+    });
+
+    it('a global ClassSerializerInterceptor: @Exclude() fields are absent from the first answer and from the replay', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/serialized`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/lab/serialized`, { key, caller, body: {} });
+      expect(first.json).toEqual({ id: 7, name: 'Ada' });
+      expect(replay.text).toBe(first.text);
+      expect(replay.text).not.toContain('never-leaves');
+    });
   });
 });

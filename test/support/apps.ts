@@ -5,11 +5,14 @@ import { DataSource } from 'typeorm';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
 import { createDemoApp } from '../../src/demo/create-demo-app.js';
 import { DEMO_CONFIG, type DemoConfig } from '../../src/demo/demo.config.js';
+import { HTTP_PLATFORMS, type HttpPlatform, httpAdapterFor } from '../../src/demo/http/http-platform.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { PaymentsController } from '../../src/demo/payments/payments.controller.js';
 import { CommitCounter } from './commit-counter.subscriber.js';
 import { LabController, LabV2Controller } from './lab.controller.js';
+
+export { HTTP_PLATFORMS, type HttpPlatform };
 
 /** A running app and its base URL. */
 export interface RunningApp {
@@ -24,10 +27,51 @@ export function databaseUrl(): string {
   return url;
 }
 
+/** How a lab app is set up besides its module options. */
+export interface LabSetup {
+  /** Delay inside the demo's payment handler (`POST /payments`). */
+  latencyMs?: number;
+  platform?: HttpPlatform;
+  /** Controllers added to the lab's. */
+  controllers?: NonNullable<ModuleMetadata['controllers']>;
+  /** Install the demo's global ProblemDetailsFilter (default); `false` leaves Nest's own. */
+  problemFilter?: boolean;
+  /** Runs on the app before it listens (e.g. `app.enableCors()`). */
+  configure?: (app: INestApplication) => void;
+}
+
+/**
+ * The app starters bound to one HTTP platform, so a suite runs the same scenarios on each:
+ *
+ * ```ts
+ * describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+ *   const { startDemo, startLab } = appsOn(platform);
+ * ```
+ */
+export function appsOn(platform: HttpPlatform) {
+  return {
+    startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...config }),
+    startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab(options, { platform, ...setup }),
+    startLabOnNamedDataSource: (name: string) => startLabOnNamedDataSource(name, { platform }),
+  };
+}
+
 /** The demo payments API exactly as `npm start` builds it, on a free port. */
 export async function startDemo(config: Partial<DemoConfig> = {}): Promise<RunningApp> {
   const app = await createDemoApp(
-    { port: 0, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs: 0, providerLatencyMs: 0, leaseSeconds: 30, poolSize: 20, poolTimeoutMs: 5_000, ...config, databaseUrl: databaseUrl() },
+    {
+      port: 0,
+      platform: 'express',
+      ttlSeconds: 86_400,
+      sweepIntervalMs: 0,
+      latencyMs: 0,
+      providerLatencyMs: 0,
+      leaseSeconds: 30,
+      poolSize: 20,
+      poolTimeoutMs: 5_000,
+      ...config,
+      databaseUrl: databaseUrl(),
+    },
     { quiet: true },
   );
   return listen(app);
@@ -37,7 +81,7 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
  * An app with the lab routes (one behaviour each) and the demo's payments routes, a global
  * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
  */
-export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs = 0): Promise<RunningApp> {
+export async function startLab(options: IdempotencyModuleOptions = {}, setup: LabSetup = {}): Promise<RunningApp> {
   let dataSource: DataSource | undefined;
   try {
     return await startLabWith(
@@ -54,11 +98,11 @@ export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs
         }),
         IdempotencyModule.forRoot({ sweepInterval: 0, ...options }),
       ],
-      latencyMs,
+      setup,
     );
   } catch (error) {
     // A bootstrap that fails (on purpose, in some tests) must not leave its pool behind.
-    await dataSource?.destroy();
+    if (dataSource?.isInitialized) await dataSource.destroy();
     throw error;
   }
 }
@@ -67,32 +111,39 @@ export async function startLab(options: IdempotencyModuleOptions = {}, latencyMs
  * The lab app on a named TypeORM connection, configured with `forRootAsync` from an injected
  * provider, as apps with several databases do.
  */
-export async function startLabOnNamedDataSource(name: string): Promise<RunningApp> {
+export async function startLabOnNamedDataSource(name: string, setup: LabSetup = {}): Promise<RunningApp> {
   const SETTINGS = Symbol('settings');
   @Module({ providers: [{ provide: SETTINGS, useValue: { ttl: '1h' as const } }], exports: [SETTINGS] })
   class SettingsModule {}
-  return startLabWith([
-    TypeOrmModule.forRoot({ name, type: 'postgres', url: databaseUrl(), entities: [Payment] }),
-    IdempotencyModule.forRootAsync({
-      imports: [SettingsModule],
-      inject: [SETTINGS],
-      useFactory: (settings: { ttl: '1h' }) => ({ ...settings, dataSource: name, sweepInterval: 0 }),
-    }),
-  ]);
+  return startLabWith(
+    [
+      TypeOrmModule.forRoot({ name, type: 'postgres', url: databaseUrl(), entities: [Payment] }),
+      IdempotencyModule.forRootAsync({
+        imports: [SettingsModule],
+        inject: [SETTINGS],
+        useFactory: (settings: { ttl: '1h' }) => ({ ...settings, dataSource: name, sweepInterval: 0 }),
+      }),
+    ],
+    setup,
+  );
 }
 
-async function startLabWith(imports: NonNullable<ModuleMetadata['imports']>, latencyMs = 0): Promise<RunningApp> {
+async function startLabWith(
+  imports: NonNullable<ModuleMetadata['imports']>,
+  { latencyMs = 0, platform = 'express', controllers = [], problemFilter = true, configure }: LabSetup,
+): Promise<RunningApp> {
   @Module({
     imports,
-    controllers: [LabController, LabV2Controller, PaymentsController],
+    controllers: [LabController, LabV2Controller, PaymentsController, ...controllers],
     providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }],
   })
   class LabModule {}
 
-  const app = await NestFactory.create(LabModule, { logger: false });
+  const app = await NestFactory.create(LabModule, httpAdapterFor(platform), { logger: false });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
   app.useGlobalInterceptors(new ClassSerializerInterceptor(app.get(Reflector)));
-  app.useGlobalFilters(new ProblemDetailsFilter());
+  if (problemFilter) app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
+  configure?.(app);
   return listen(app);
 }
 

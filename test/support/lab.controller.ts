@@ -14,12 +14,17 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
-import type { Response } from 'express';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { from, interval, map, type Observable, of, switchMap } from 'rxjs';
 import type { EntityManager } from 'typeorm';
 import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
+
+/** What Express's `Response` and Fastify's `FastifyReply` share: `header(name, value)`. */
+export interface HeaderSetter {
+  header(name: string, value: string): unknown;
+}
 
 export class Account {
   id!: number;
@@ -75,10 +80,11 @@ export class LabController {
   @Idempotent()
   @Header('Location', '/lab/things/42')
   @Header('ETag', '"v1"')
-  headers(@Res({ passthrough: true }) response: Response): object {
-    response.setHeader('X-Trace', 'set-by-the-first-run');
-    response.setHeader('X-Replayed-Too', 'configured');
-    response.cookie('session', 'secret-of-the-first-caller');
+  @Header('Cache-Control', 'no-store')
+  headers(@Res({ passthrough: true }) response: HeaderSetter): object {
+    response.header('X-Trace', 'set-by-the-first-run');
+    response.header('X-Replayed-Too', 'configured');
+    response.header('Set-Cookie', 'session=secret-of-the-first-caller; Path=/; HttpOnly');
     return { created: 42 };
   }
 
@@ -111,6 +117,41 @@ export class LabController {
   async file(@Req() request: AuthenticatedRequest): Promise<StreamableFile> {
     await this.write(request);
     return new StreamableFile(Buffer.from('not replayable'));
+  }
+
+  /** Any path below /lab/deep/ (a wildcard, so no router parameter-length limit applies). */
+  @Post('deep/*')
+  @Idempotent()
+  deep(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.write(request);
+  }
+
+  /** Writes, then emits one value per `count` (1 by default; `0` means endlessly, every 10 ms). */
+  @Post('observable')
+  @Idempotent()
+  observable(@Req() request: AuthenticatedRequest, @Body() body: { count?: number }): Observable<object> {
+    const count = body.count ?? 1;
+    return from(this.write(request)).pipe(
+      switchMap((payment) =>
+        count === 0
+          ? interval(10).pipe(map((n) => ({ n, paymentId: payment.id })))
+          : of(...Array.from({ length: count }, (_, n) => ({ n, paymentId: payment.id }))),
+      ),
+    );
+  }
+
+  /** Writes, then answers with a body of about `size` bytes; stores up to 4 KiB. */
+  @Post('large')
+  @Idempotent({ maxResponseBytes: 4096 })
+  large(@Req() request: AuthenticatedRequest, @Body() body: { size: number }): Promise<object> {
+    return this.sized(request, body.size);
+  }
+
+  /** The same under the module's maxResponseBytes. */
+  @Post('large-default')
+  @Idempotent()
+  largeDefault(@Req() request: AuthenticatedRequest, @Body() body: { size: number }): Promise<object> {
+    return this.sized(request, body.size);
   }
 
   @Post('scoped')
@@ -222,6 +263,11 @@ export class LabController {
   private async writeAndRead(manager: EntityManager, request: AuthenticatedRequest): Promise<Payment> {
     const saved = await manager.save(manager.create(Payment, { caller: request.user.id, amount: 3, currency: 'EUR' }));
     return manager.findOneByOrFail(Payment, { id: saved.id });
+  }
+
+  private async sized(request: AuthenticatedRequest, size: number): Promise<object> {
+    const payment = await this.write(request);
+    return { paymentId: payment.id, data: 'x'.repeat(Math.max(0, size - 70)) };
   }
 
   private write(request: AuthenticatedRequest): Promise<Payment> {

@@ -1,20 +1,24 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, type HttpServer, Logger } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../problems.js';
 
 /**
  * Answers every error of the demo as RFC 9457 `application/problem+json`: the module's own
  * problems as they are, other HTTP errors (validation, 401, bad JSON, 413) with their status,
- * anything else as a 500 that reveals nothing.
+ * anything else as a 500 that reveals nothing. It answers through the app's HTTP adapter, so it
+ * works the same on Express and Fastify.
  */
 @Catch()
 export class ProblemDetailsFilter implements ExceptionFilter {
   private readonly logger = new Logger('Demo');
 
+  constructor(private readonly http: HttpServer) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse();
     const problem = this.toProblem(exception);
-    response.status(problem.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+    this.http.setHeader(response, 'Content-Type', PROBLEM_CONTENT_TYPE);
+    this.http.reply(response, JSON.stringify(problem), problem.status);
   }
 
   private toProblem(exception: unknown): { status: number; [field: string]: unknown } {

@@ -1,0 +1,108 @@
+// Packs the package (npm pack) and installs the tarball into two fresh apps, then builds and
+// runs scripts/smoke-pack/app.ts in each against PostgreSQL (DATABASE_URL, else embedded):
+// - a CommonJS NestJS 11 app with TypeORM 0.3 (moduleResolution node10: types via typesVersions);
+// - an ESM NestJS 12 app with TypeORM 1 (moduleResolution nodenext).
+// The NestJS 11 app pins the lowest versions the peer ranges allow; the NestJS 12 app takes the
+// newest. Proves those two ends of the peer ranges, the dual build and the ./client entry.
+// Needs the npm registry (it installs the apps' dependencies). Run after `npm run build`.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const tsc = join(root, 'node_modules/typescript/bin/tsc');
+const work = mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-pack-'));
+const run = (command, args, cwd, env = process.env) =>
+  execFileSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+
+const apps = [
+  {
+    name: 'nest11-cjs',
+    type: 'commonjs',
+    compilerOptions: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '5.0', esModuleInterop: true },
+    // The lowest versions the peer ranges allow.
+    dependencies: {
+      '@nestjs/common': '11.0.0',
+      '@nestjs/core': '11.0.0',
+      '@nestjs/platform-express': '11.0.0',
+      '@nestjs/typeorm': '11.0.0',
+      typeorm: '0.3.20',
+      pg: '8.11.0',
+      'reflect-metadata': '0.1.13',
+      rxjs: '7.8.0',
+    },
+  },
+  {
+    name: 'nest12-esm',
+    type: 'module',
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
+    // The newest versions the peer ranges allow.
+    dependencies: {
+      '@nestjs/common': '^12.0.0',
+      '@nestjs/core': '^12.0.0',
+      '@nestjs/platform-express': '^12.0.0',
+      '@nestjs/typeorm': '^12.0.0',
+      typeorm: '^1.0.0',
+      pg: '^8.11.0',
+      'reflect-metadata': '^0.2.0',
+      rxjs: '^7.8.0',
+    },
+  },
+];
+
+let database;
+try {
+  run('npm', ['pack', '--silent', '--pack-destination', work], root);
+  const tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz')));
+  if (process.env.DATABASE_URL) {
+    database = { url: process.env.DATABASE_URL, stop: async () => undefined };
+  } else {
+    const { startEmbeddedPostgres } = await import(join(root, 'dist/esm/demo/database/embedded-postgres.js'));
+    database = await startEmbeddedPostgres();
+  }
+  for (const app of apps) {
+    const dir = join(work, app.name);
+    cpSync(join(root, 'scripts/smoke-pack/app.ts'), join(dir, 'src/app.ts'));
+    writeFileSync(
+      join(dir, 'package.json'),
+      JSON.stringify({
+        name: `smoke-${app.name}`,
+        private: true,
+        type: app.type,
+        dependencies: {
+          ...app.dependencies,
+          'nestjs-pg-idempotency': `file:${tarball}`,
+          '@types/node': '^20.0.0',
+          '@types/pg': '^8.11.0',
+        },
+      }),
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022', lib: ['ES2023', 'DOM'], strict: true, skipLibCheck: true, outDir: 'dist',
+          experimentalDecorators: true, emitDecoratorMetadata: true, types: ['node'], ...app.compilerOptions,
+        },
+        include: ['src'],
+      }),
+    );
+    console.log(`== ${app.name}: npm install`);
+    run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+    const versions = ['@nestjs/core', '@nestjs/typeorm', 'typeorm', 'pg'].map(
+      (name) => `${name}@${JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version}`,
+    );
+    console.log(`== ${app.name}: tsc, run (${versions.join(', ')})`);
+    run(process.execPath, [tsc, '-p', 'tsconfig.json'], dir);
+    const output = run(process.execPath, ['dist/app.js'], dir, { ...process.env, DATABASE_URL: database.url });
+    console.log(`   ${output.trim()}`);
+  }
+  console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app and an ESM NestJS 12 / TypeORM 1 app');
+} catch (error) {
+  console.error(`smoke-pack: failed (${error.message.split('\n')[0]}); work folder: ${work}`);
+  process.exitCode = 1;
+} finally {
+  await database?.stop();
+  if (!process.exitCode) rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,172 @@
+import { backoffDelayMs, retryAfterMs } from './backoff.js';
+import { IdempotentRequestError } from './idempotent-request.error.js';
+import { uuidv7 } from './uuidv7.js';
+
+/** How an {@link IdempotentClient} retries. Every field has a default. */
+export interface IdempotentClientOptions {
+  /** Attempts per logical operation, the first included. Default: `5`. */
+  maxAttempts?: number;
+  /** Backoff base: the ceiling of the first retry's random delay. Default: `100` ms. */
+  baseDelayMs?: number;
+  /**
+   * Ceiling of every backoff delay. A `Retry-After` longer than this ends the retries and the
+   * response is returned as it is. Default: `10000` ms.
+   */
+  maxDelayMs?: number;
+  /** Makes the key of each logical operation. Default: {@link uuidv7}. */
+  generateKey?: () => string;
+  /** The `fetch` to use. Default: `globalThis.fetch`. */
+  fetch?: typeof fetch;
+  /** Random numbers in [0, 1) for the jitter. Default: `Math.random`. */
+  random?: () => number;
+  /** Called before each retry (for logs and metrics). */
+  onRetry?: (retry: RetryInfo) => void;
+}
+
+/** What is about to be retried, and when. */
+export interface RetryInfo {
+  key: string;
+  /** The attempt that failed (1 for the first). */
+  attempt: number;
+  delayMs: number;
+  /** The answer (409, 5xx) or the network error of that attempt. */
+  reason: Response | unknown;
+}
+
+/** `fetch` options plus the operation's key, when the caller has one already. */
+export interface IdempotentRequestInit extends RequestInit {
+  /** The key of this logical operation. Default: a new one (`generateKey`). */
+  idempotencyKey?: string;
+}
+
+/** The final answer of a logical operation. */
+export interface IdempotentResult {
+  response: Response;
+  /** The server answered with a stored outcome (`Idempotent-Replayed: true`). */
+  replayed: boolean;
+  /** The Idempotency-Key every attempt carried. */
+  key: string;
+  attempts: number;
+}
+
+const KEY_HEADER = 'Idempotency-Key';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/**
+ * A `fetch` for unsafe requests that retries safely: one Idempotency-Key per logical operation
+ * (a UUID v7 by default), the same key on every attempt, exponential backoff with full jitter.
+ * - network errors and 5xx answers are retried; so is a 409 (the first attempt still runs);
+ * - `Retry-After` (on a 409 or a 503, or any retried answer) is honoured: never retried sooner;
+ * - other 4xx answers are final, never retried;
+ * - the answer says whether it was a replay of an earlier attempt's outcome.
+ *
+ * No NestJS dependency; works in Node.js ≥ 20 and browsers (in a browser, the server must expose
+ * `Idempotent-Replayed` and `Retry-After` through CORS: see `withIdempotencyCors()`).
+ */
+export class IdempotentClient {
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly generateKey: () => string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly random: () => number;
+  private readonly onRetry?: (retry: RetryInfo) => void;
+
+  constructor(options: IdempotentClientOptions = {}) {
+    this.maxAttempts = Math.floor(atLeast(options.maxAttempts ?? 5, 1, 'maxAttempts'));
+    this.baseDelayMs = atLeast(options.baseDelayMs ?? 100, 0, 'baseDelayMs');
+    this.maxDelayMs = atLeast(options.maxDelayMs ?? 10_000, 0, 'maxDelayMs');
+    this.generateKey = options.generateKey ?? uuidv7;
+    this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.random = options.random ?? Math.random;
+    this.onRetry = options.onRetry;
+  }
+
+  /**
+   * Sends the request until it gets a final answer or runs out of attempts. Resolves with the
+   * last answer (even a 5xx once attempts are spent); rejects with an
+   * {@link IdempotentRequestError} when no attempt got an answer, or with the abort error when
+   * `init.signal` aborts.
+   */
+  async fetch(input: string | URL, init: IdempotentRequestInit = {}): Promise<IdempotentResult> {
+    const { idempotencyKey, ...requestInit } = init;
+    if (isStream(requestInit.body)) {
+      throw new TypeError('nestjs-pg-idempotency/client: a stream body cannot be sent again on a retry; pass a string, bytes, Blob or FormData');
+    }
+    const headers = new Headers(requestInit.headers);
+    const key = headers.get(KEY_HEADER) ?? idempotencyKey ?? this.generateKey();
+    headers.set(KEY_HEADER, key);
+    const signal = requestInit.signal ?? undefined;
+    for (let attempt = 1; ; attempt++) {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(input, { ...requestInit, headers });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        if (attempt >= this.maxAttempts) throw new IdempotentRequestError(key, attempt, error);
+        await this.pause({ key, attempt, reason: error, delayMs: this.backoff(attempt) }, signal);
+        continue;
+      }
+      const retryable = response.status === 409 || response.status >= 500;
+      const delayMs = retryable ? this.delayFor(response, attempt) : undefined;
+      if (delayMs === undefined || attempt >= this.maxAttempts) {
+        return { response, replayed: response.headers.get(REPLAYED_HEADER) === 'true', key, attempts: attempt };
+      }
+      await response.body?.cancel().catch(() => undefined);
+      await this.pause({ key, attempt, reason: response, delayMs }, signal);
+    }
+  }
+
+  /** The wait before retrying `response`; `undefined` when its Retry-After is too long to wait. */
+  private delayFor(response: Response, attempt: number): number | undefined {
+    const asked = retryAfterMs(response.headers.get('Retry-After'));
+    if (asked === undefined) return this.backoff(attempt);
+    if (asked > this.maxDelayMs) return undefined;
+    // Never sooner than asked; a little jitter on top so that many clients do not come back at once.
+    return asked + Math.floor(this.random() * this.baseDelayMs);
+  }
+
+  private backoff(attempt: number): number {
+    return backoffDelayMs(attempt, this.baseDelayMs, this.maxDelayMs, this.random);
+  }
+
+  private async pause(retry: RetryInfo, signal?: AbortSignal): Promise<void> {
+    this.onRetry?.(retry);
+    await sleep(retry.delayMs, signal);
+  }
+}
+
+/** One idempotent request with a default {@link IdempotentClient} (or one built from `options`). */
+export function idempotentFetch(
+  input: string | URL,
+  init?: IdempotentRequestInit,
+  options?: IdempotentClientOptions,
+): Promise<IdempotentResult> {
+  return new IdempotentClient(options).fetch(input, init);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function isStream(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && typeof (body as { getReader?: unknown }).getReader === 'function';
+}
+
+function atLeast(value: number, min: number, option: string): number {
+  if (!Number.isFinite(value) || value < min) {
+    throw new RangeError(`nestjs-pg-idempotency/client: option "${option}" must be a number ≥ ${min}, got ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,5 @@
+/**
+ * `nestjs-pg-idempotency/swagger`: OpenAPI documentation for `@Idempotent()` routes. Needs
+ * `@nestjs/swagger` (an optional peer dependency, imported only by this entry point).
+ */
+export { ApiIdempotent, type ApiIdempotentOptions } from './api-idempotent.decorator.js';

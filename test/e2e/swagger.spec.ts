@@ -1,0 +1,72 @@
+import { Controller, Post } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiCreatedResponse, ApiProperty, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Idempotent } from '../../src/index.js';
+import { ApiIdempotent } from '../../src/swagger/index.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+
+class ValidationErrors {
+  @ApiProperty({ type: [String] })
+  errors!: string[];
+}
+
+@Controller('documented')
+class DocumentedController {
+  @Post()
+  @Idempotent()
+  @ApiIdempotent()
+  @ApiCreatedResponse({ description: 'the payment' })
+  @ApiBadRequestResponse({ description: 'the body is invalid', type: ValidationErrors })
+  create(): object {
+    return {};
+  }
+
+  @Post('optional')
+  @Idempotent({ required: false })
+  @ApiIdempotent({ required: false })
+  optional(): object {
+    return {};
+  }
+}
+
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+
+  describe('@ApiIdempotent() in the OpenAPI document', () => {
+    let lab: RunningApp;
+    let paths: Record<string, any>;
+    beforeAll(async () => {
+      lab = await startLab({}, { controllers: [DocumentedController] });
+      paths = SwaggerModule.createDocument(lab.app, new DocumentBuilder().build()).paths;
+    });
+    afterAll(() => lab.close());
+
+    it('documents the Idempotency-Key header, required as the route requires it', () => {
+      const header = (path: string) => paths[path].post.parameters.find((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect(header('/documented')).toMatchObject({ required: true, schema: { type: 'string', maxLength: 255 } });
+      expect(header('/documented/optional')).toMatchObject({ required: false });
+    });
+
+    it('documents 409 (with Retry-After) and 422 as problems, and keeps the route\'s own 201 and 400', () => {
+      const responses = paths['/documented'].post.responses;
+      expect(responses['409'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
+      expect(responses['409'].content['application/problem+json'].schema.properties.type.enum).toEqual([
+        'urn:nestjs-pg-idempotency:key-in-use',
+      ]);
+      expect(responses['422'].content['application/problem+json'].schema.properties.type.enum).toEqual([
+        'urn:nestjs-pg-idempotency:key-reused',
+      ]);
+      expect(responses['201'].description).toBe('the payment');
+      expect(responses['400'].description).toContain('the body is invalid');
+      expect(responses['400'].description).toContain('Idempotency-Key header is missing or malformed');
+      expect(responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationErrors' });
+    });
+
+    it('an undocumented 400 is documented as the module\'s problem', () => {
+      const responses = paths['/documented/optional'].post.responses;
+      expect(responses['400'].content['application/problem+json'].schema.properties.type.enum).toEqual([
+        'urn:nestjs-pg-idempotency:key-missing',
+        'urn:nestjs-pg-idempotency:key-malformed',
+      ]);
+    });
+  });
+});

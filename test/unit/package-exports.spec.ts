@@ -1,0 +1,41 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Runs a snippet in a separate Node.js process from the package root (`npm test` built dist/). */
+function node(args: string[]): string {
+  return execFileSync(process.execPath, args, { encoding: 'utf8' }).trim();
+}
+
+describe('the package exports (built by npm test before Jest runs)', () => {
+  it.each([
+    ['require', 'nestjs-pg-idempotency', 'IdempotencyModule'],
+    ['require', 'nestjs-pg-idempotency/client', 'IdempotentClient'],
+    ['import', 'nestjs-pg-idempotency', 'IdempotencyModule'],
+    ['import', 'nestjs-pg-idempotency/client', 'IdempotentClient'],
+    ['require', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
+    ['import', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
+  ])('%s("%s") provides %s', (how, specifier, name) => {
+    const script =
+      how === 'require'
+        ? ['-e', `process.stdout.write(typeof require(${JSON.stringify(specifier)}).${name})`]
+        : ['--input-type=module', '-e', `const m = await import(${JSON.stringify(specifier)}); process.stdout.write(typeof m.${name})`];
+    expect(node(script)).toBe('function');
+  });
+
+  it.each(['esm', 'cjs'])('in the %s build only the swagger entry imports @nestjs/swagger (an optional peer)', (build) => {
+    const importers = (readdirSync(join('dist', build), { recursive: true }) as string[])
+      .filter((file) => file.endsWith('.js') && readFileSync(join('dist', build, file), 'utf8').includes('@nestjs/swagger'))
+      .map((file) => file.split(/[\\/]/)[0]);
+    expect(new Set(importers)).toEqual(new Set(['swagger']));
+  });
+
+  it.each(['esm', 'cjs'])('the %s client imports nothing but its own files (no NestJS, no Node.js modules)', (build) => {
+    const folder = join('dist', build, 'client');
+    for (const file of readdirSync(folder).filter((name) => name.endsWith('.js'))) {
+      const source = readFileSync(join(folder, file), 'utf8');
+      const specifiers = [...source.matchAll(/(?:from\s+|require\()\s*["']([^"']+)["']/g)].map((match) => match[1]);
+      expect(specifiers.filter((specifier) => !specifier.startsWith('./'))).toEqual([]);
+    }
+  });
+});
