@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { IdempotencyEvents } from './events/idempotency-events.js';
+import { PrometheusMetrics } from './events/prometheus-metrics.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './idempotency.module-definition.js';
@@ -30,7 +32,16 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotencyTransaction,
     IdempotencyInterceptor,
     IdempotentRoutesExplorer,
+    IdempotencyEvents,
+    PrometheusMetrics,
   ],
-  exports: [IDEMPOTENCY_SETTINGS, IdempotencyStore, IdempotencySweeper, IdempotencyTransaction, IdempotencyInterceptor],
+  exports: [
+    IDEMPOTENCY_SETTINGS,
+    IdempotencyStore,
+    IdempotencySweeper,
+    IdempotencyTransaction,
+    IdempotencyInterceptor,
+    IdempotencyEvents,
+  ],
 })
 export class IdempotencyModule extends ConfigurableModuleClass {}

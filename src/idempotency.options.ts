@@ -55,6 +55,12 @@ export interface IdempotencyModuleOptions {
    * trip; `false` turns it off. Default: `{ maxEntries: 10_000, maxBytes: 32 MiB }`.
    */
   replayCache?: ReplayCacheOptions | false;
+  /**
+   * Prometheus metrics through `prom-client`, when it is installed: `false` turns them off; a
+   * `registry` (a prom-client Registry) and a name `prefix` may be given. Default: the default
+   * registry, no prefix.
+   */
+  metrics?: false | { registry?: unknown; prefix?: string };
 }
 
 /**
@@ -125,10 +131,13 @@ export interface IdempotencySettings {
   sweepBatchSize: number;
   leaseMs: number;
   replayCache: Required<ReplayCacheOptions> | false;
+  metrics: false | { registry?: unknown; prefix: string };
 }
 
 /** The settings of one route: the module's, overridden by the route's. */
 export interface RouteSettings {
+  /** `Controller.method`, the route's name in events and metrics. */
+  handler: string;
   required: boolean;
   ttlMs: number;
   keyFormat: KeyFormat;
@@ -159,6 +168,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
     leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
+    metrics: options.metrics === false ? false : { registry: options.metrics?.registry, prefix: options.metrics?.prefix ?? '' },
     replayCache:
       options.replayCache === false
         ? false
@@ -169,8 +179,13 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
   };
 }
 
-export function resolveRouteOptions(module: IdempotencySettings, route: IdempotentRouteOptions): RouteSettings {
+export function resolveRouteOptions(
+  module: IdempotencySettings,
+  route: IdempotentRouteOptions,
+  handler = 'unknown',
+): RouteSettings {
   return {
+    handler,
     required: route.required ?? true,
     ttlMs: route.ttl === undefined ? module.ttlMs : toMilliseconds(route.ttl, 'ttl'),
     keyFormat: route.keyFormat ?? module.keyFormat,

@@ -24,6 +24,8 @@ export type { Duration } from './key/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';
 export type { KeyFormat } from './key/key-format.js';
 export { IdempotencyStore } from './store/idempotency.store.js';
+export type { IdempotencyEvent } from './events/idempotency-event.js';
+export { IdempotencyEvents, type IdempotencyEventListener } from './events/idempotency-events.js';
 export type { ReplayCacheOptions } from './store/local-keys.js';
 export { IdempotencySweeper, type SweepResult } from './store/idempotency.sweeper.js';
 export { IdempotencyTransaction } from './transaction/idempotency-transaction.js';

@@ -1,4 +1,6 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { IdempotencyEvents } from '../events/idempotency-events.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
@@ -28,6 +30,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly store: IdempotencyStore,
+    private readonly events: IdempotencyEvents,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -51,6 +54,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async run(): Promise<SweepResult> {
+    const startedAt = performance.now();
     const queryRunner = this.store.dataSource.createQueryRunner('master');
     try {
       const [{ locked }] = await queryRunner.query(`SELECT pg_try_advisory_lock($1::bigint) AS locked`, [SWEEP_LOCK_ID]);
@@ -66,7 +70,9 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
       } finally {
         await queryRunner.query(`SELECT pg_advisory_unlock($1::bigint)`, [SWEEP_LOCK_ID]);
       }
-      if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys`);
+      const durationMs = performance.now() - startedAt;
+      if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
+      this.events.emit({ type: 'swept', deleted, durationMs });
       return { ran: true, deleted };
     } finally {
       await queryRunner.release();

@@ -1,0 +1,125 @@
+import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { catchError, finalize, map, type Observable, ReplaySubject, tap, throwError } from 'rxjs';
+import type { IdempotencyEvent } from '../events/idempotency-event.js';
+import type { IdempotencyEvents } from '../events/idempotency-events.js';
+import type { IdempotencySettings, RouteSettings } from '../idempotency.options.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { IdempotencyProblem, ProblemType } from '../problems.js';
+import { storeUnavailable, withProblemHeaders } from '../response/problem-headers.js';
+import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
+import { refuseMultipleValues } from '../response/single-value.js';
+import { tooLargeProblem } from '../response/size-limit.js';
+import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
+import { isDatabaseUnavailable } from '../store/database-errors.js';
+import type { KeyHold } from '../store/key-hold.js';
+import { executionContext } from '../transaction/transaction-context.js';
+
+type Released = Extract<IdempotencyEvent, { type: 'released' }>['reason'];
+
+/**
+ * One run of a handler with its key held (inside the key's transaction in transactional mode),
+ * and the recording of its outcome, or the release of the key, before the response leaves.
+ */
+export class HeldKeyRun {
+  private readonly logger = new Logger('Idempotency');
+  private readonly startedAt = performance.now();
+  private handlerFailed = false;
+
+  constructor(
+    private readonly settings: IdempotencySettings,
+    private readonly events: IdempotencyEvents,
+    private readonly route: RouteSettings,
+    private readonly hold: KeyHold,
+  ) {}
+
+  /**
+   * Runs the handler. Its Observable is subscribed here, not only by Nest, so that a client that
+   * goes away mid-request still lets the hold end (released) once the handler is done.
+   */
+  start(next: CallHandler, raw: ServerResponse, request: IdempotentRequest): Observable<unknown> {
+    let markSettled!: () => void;
+    const settled = new Promise<void>((resolve) => (markSettled = resolve));
+    captureResponse(
+      raw,
+      (captured) => this.finish(captured),
+      () => void settled.then(() => this.release('abandoned')).catch((error: Error) => this.logFailure('releasing a key', error)),
+    );
+    const outcome = new ReplaySubject<unknown>();
+    executionContext
+      .run({ scope: request.scope, manager: this.hold.manager }, () => next.handle())
+      .pipe(
+        map((value) => {
+          if (value instanceof StreamableFile) throw withProblemHeaders(raw, notReplayable('a StreamableFile'));
+          return value;
+        }),
+        refuseMultipleValues(raw),
+        catchError((error: unknown) => {
+          if (!isDatabaseUnavailable(error)) return throwError(() => error);
+          this.logFailure("the handler's database work", error as Error);
+          const detail = 'the database failed while handling this request; nothing was kept';
+          return throwError(() => withProblemHeaders(raw, storeUnavailable(detail, this.route.retryAfterSeconds)));
+        }),
+        tap({ error: () => (this.handlerFailed = true) }),
+        finalize(markSettled),
+      )
+      .subscribe(outcome);
+    return outcome.asObservable();
+  }
+
+  /** Records the outcome, or releases the key, before the response leaves. */
+  private async finish(captured: CapturedResponse): Promise<ResponseReplacement | void> {
+    const { hold, route, settings } = this;
+    if (!hold.isOpen) return;
+    try {
+      if (!route.storeResponse(captured.status)) return await this.release('not-stored', captured.status);
+      const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
+      if (tooLarge) {
+        await this.release('failed', captured.status);
+        this.logger.error(tooLarge.problem.detail);
+        return problemReplacement(tooLarge.problem, settings.replayHeaders);
+      }
+      const completion = await hold.complete(toStoredResponse(captured, settings.replayHeaders), this.handlerFailed);
+      if (completion !== 'lost') {
+        const durationMs = performance.now() - this.startedAt;
+        this.events.emit({ type: 'executed', handler: route.handler, mode: route.mode, status: captured.status, durationMs });
+        return;
+      }
+      this.emitReleased('lease-lost', captured.status);
+      this.logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
+      const lost = new IdempotencyProblem(
+        ProblemType.KeyInUse,
+        'the lease on this Idempotency-Key ended before the request finished and another request took it over; retry to get the recorded outcome',
+      );
+      return problemReplacement(lost.problem, settings.replayHeaders, { 'Retry-After': String(route.retryAfterSeconds) });
+    } catch (error) {
+      await this.release('failed', captured.status).catch(() => undefined);
+      this.logFailure('recording an idempotent outcome', error as Error);
+      const problem = storeUnavailable('the outcome could not be recorded, so nothing was kept', route.retryAfterSeconds);
+      return problemReplacement(problem.problem, settings.replayHeaders, problem.headers);
+    }
+  }
+
+  private async release(reason: Released, status?: number): Promise<void> {
+    if (!this.hold.isOpen) return;
+    await this.hold.release();
+    this.emitReleased(reason, status);
+  }
+
+  private emitReleased(reason: Released, status?: number): void {
+    const { handler, mode } = this.route;
+    this.events.emit({ type: 'released', handler, mode, reason, status, durationMs: performance.now() - this.startedAt });
+  }
+
+  private logFailure(what: string, error: Error): void {
+    this.logger.error(`${what} failed: ${error.message}`);
+  }
+}
+
+function notReplayable(what: string): IdempotencyProblem {
+  return new IdempotencyProblem(
+    ProblemType.ResponseNotReplayable,
+    `an @Idempotent() handler returned ${what}, whose bytes cannot be recorded and replayed; return a value instead`,
+  );
+}
