@@ -14,7 +14,7 @@ import {
 import { type IdempotentRequest, readIdempotentRequest } from './key/idempotent-request.js';
 import { IdempotencyProblem, ProblemType } from './problems.js';
 import { storeUnavailable, withProblemHeaders } from './response/problem-headers.js';
-import { captureResponse } from './response/response-capture.js';
+import { replaceResponse } from './response/response-capture.js';
 import { replayOf } from './response/stored-response.js';
 import { HeldKeyRun } from './run/held-key-run.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
@@ -58,7 +58,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           return new HeldKeyRun(this.settings, this.events, route, reservation.hold).start(next, raw, idempotent);
         case 'completed':
           this.events.emit({ type: 'replayed', handler: route.handler, status: reservation.response.status });
-          captureResponse(raw, async () => replayOf(reservation.response, this.settings.replayHeaders), () => undefined);
+          replaceResponse(raw, replayOf(reservation.response, this.settings.replayHeaders));
           return of(undefined);
         case 'mismatch':
           this.events.emit({ type: 'mismatch', handler: route.handler });

@@ -88,6 +88,31 @@ export function captureResponse(
 }
 
 /**
+ * Sends `replacement` in place of whatever the app writes to `raw` (a replay): like
+ * `captureResponse` with a `settle` that always replaces, without holding on to what the app
+ * wrote or waiting for anything.
+ */
+export function replaceResponse(raw: ServerResponse, replacement: ResponseReplacement): void {
+  const original = { writeHead: raw.writeHead, write: raw.write, end: raw.end };
+  let head: Parameters<ServerResponse['writeHead']> | undefined;
+  raw.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    head = args;
+    return this;
+  } as ServerResponse['writeHead'];
+  raw.write = function (this: ServerResponse, _chunk: unknown, encoding?: unknown, callback?: unknown) {
+    const done = typeof encoding === 'function' ? encoding : callback;
+    if (typeof done === 'function') process.nextTick(done as () => void);
+    return true;
+  } as ServerResponse['write'];
+  raw.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
+    Object.assign(raw, original);
+    const done = [chunk, encoding, callback].find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    send(raw, replacement, headHeaders(head), done);
+    return this;
+  } as ServerResponse['end'];
+}
+
+/**
  * Sends `replacement` instead of what the app wrote. Headers the app passed to `writeHead()`
  * (Fastify passes its reply headers there: `@Header()`, `reply.header()`) are kept like those set
  * on `raw` (Express), so both platforms send the same headers around a replacement.
