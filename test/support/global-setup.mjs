@@ -40,6 +40,10 @@ async function migrate(url) {
   await dataSource.initialize();
   await dataSource.runMigrations();
   await dataSource.destroy();
+  // TypeORM keeps its decorator metadata on the global object, and Jest copies this process's
+  // globals into each test environment: left here, the suites' TypeORM would find this copy's
+  // storage (fatal when the suites load another TypeORM: jest.nest11.config.mjs, TypeORM 0.3).
+  delete globalThis.typeormMetadataArgsStorage;
 }
 
 function dockerAnswers() {

@@ -1,0 +1,29 @@
+/**
+ * The same suites as jest.config.mjs, on NestJS 11 and TypeORM 0.3 from the second install in
+ * compat/nest11 (`npm run test:nest11` installs it with `npm ci` and runs this config).
+ *
+ * Every `@nestjs/*` and `typeorm` import, from src/, test/ and inside those packages, is mapped
+ * to compat/nest11/node_modules; everything else (rxjs, reflect-metadata, pg, class-validator,
+ * class-transformer) resolves from the root install, one copy each, as in an app.
+ * test/unit/loaded-versions.spec.ts checks what was loaded.
+ */
+import base from './jest.config.mjs';
+
+const compat = '<rootDir>/compat/nest11/node_modules';
+
+export default {
+  ...base,
+  moduleNameMapper: {
+    ...base.moduleNameMapper,
+    '^@nestjs/(.*)$': `${compat}/@nestjs/$1`,
+    '^typeorm$': `${compat}/typeorm`,
+    '^typeorm/(.*)$': `${compat}/typeorm/$1`,
+  },
+  // crash and processes spawn the built demo (dist/esm/demo/main.js), which loads the root
+  // install's NestJS 12 and TypeORM 1: they would prove nothing more here.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/crash\\.spec\\.ts$', '<rootDir>/test/e2e/processes\\.spec\\.ts$'],
+  // NestJS 11 is CommonJS: nothing under node_modules needs compiling (NestJS 12's ESM did).
+  transformIgnorePatterns: ['/node_modules/'],
+  globals: { ...base.globals, EXPECTED_STACK: { '@nestjs/core': '11.', typeorm: '0.3.' } },
+  globalSetup: '<rootDir>/test/support/global-setup.nest11.mjs',
+};
