@@ -61,6 +61,12 @@ export interface IdempotencyModuleOptions {
    * registry, no prefix.
    */
   metrics?: false | { registry?: unknown; prefix?: string };
+  /**
+   * Whether the per-request statements are `PREPARE`d once per connection (planned once) or sent
+   * whole every time. Turn it off behind a pooler in transaction mode (PgBouncer), where a
+   * connection's server session changes between transactions. Default: `true`.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -132,6 +138,7 @@ export interface IdempotencySettings {
   leaseMs: number;
   replayCache: Required<ReplayCacheOptions> | false;
   metrics: false | { registry?: unknown; prefix: string };
+  preparedStatements: boolean;
 }
 
 /** The settings of one route: the module's, overridden by the route's. */
@@ -168,6 +175,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
     leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
+    preparedStatements: options.preparedStatements ?? true,
     metrics: options.metrics === false ? false : { registry: options.metrics?.registry, prefix: options.metrics?.prefix ?? '' },
     replayCache:
       options.replayCache === false

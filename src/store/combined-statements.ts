@@ -78,13 +78,35 @@ interface PgClient {
 /** The statements already prepared on each connection. */
 const prepared = new WeakMap<PgClient, Set<string>>();
 
-async function pgClient(queryRunner: QueryRunner): Promise<{ query(sql: string): Promise<PgResult[]>; escapeLiteral(value: string): string; raw: PgClient }> {
+/** DataSources whose statements are sent whole instead of prepared (`preparedStatements: false`). */
+const unprepared = new WeakSet<DataSource>();
+
+/**
+ * Whether the store's statements are `PREPARE`d once per connection on `dataSource` (the
+ * default) or sent whole every time: connections behind a pooler in transaction mode (PgBouncer)
+ * change server sessions between transactions, where a prepared statement does not follow.
+ */
+export function usePreparedStatements(dataSource: DataSource, enabled: boolean): void {
+  if (enabled) unprepared.delete(dataSource);
+  else unprepared.add(dataSource);
+}
+
+interface StatementClient {
+  query(sql: string): Promise<PgResult[]>;
+  escapeLiteral(value: string): string;
+  raw: PgClient;
+  /** Send statements whole, never prepared. */
+  whole: boolean;
+}
+
+async function pgClient(queryRunner: QueryRunner): Promise<StatementClient> {
   const client = (await queryRunner.connect()) as PgClient;
   if (typeof client?.escapeLiteral !== 'function') {
     throw new Error('nestjs-pg-idempotency: the DataSource must use the PostgreSQL driver (pg)');
   }
   return {
     raw: client,
+    whole: unprepared.has(queryRunner.connection),
     escapeLiteral: (value) => client.escapeLiteral(value),
     query: async (sql) => {
       try {
@@ -101,7 +123,8 @@ async function pgClient(queryRunner: QueryRunner): Promise<{ query(sql: string):
   };
 }
 
-function prepare(client: { raw: PgClient }, statement: PreparedStatement): string {
+function prepare(client: StatementClient, statement: PreparedStatement): string {
+  if (client.whole) return '';
   let names = prepared.get(client.raw);
   if (!names) prepared.set(client.raw, (names = new Set()));
   if (names.has(statement.name)) return '';
@@ -109,7 +132,8 @@ function prepare(client: { raw: PgClient }, statement: PreparedStatement): strin
   return `PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text};\n`;
 }
 
-function execute(statement: PreparedStatement, params: unknown[], client: { escapeLiteral(value: string): string }): string {
+function execute(statement: PreparedStatement, params: unknown[], client: StatementClient): string {
+  if (client.whole) return statement.text.replace(/\$(\d+)/g, (_placeholder, index: string) => literal(params[Number(index) - 1], client));
   return `EXECUTE ${statement.name} (${params.map((param) => literal(param, client)).join(', ')})`;
 }
 

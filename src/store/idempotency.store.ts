@@ -9,7 +9,7 @@ import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { KeyHold, KeyRequest } from './key-hold.js';
-import { runPrepared, startTransactionWith } from './combined-statements.js';
+import { runPrepared, startTransactionWith, usePreparedStatements } from './combined-statements.js';
 import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
 import { LocalKeys } from './local-keys.js';
@@ -47,6 +47,7 @@ export class IdempotencyStore implements OnModuleInit {
 
   onModuleInit(): void {
     this.source = this.resolveDataSource();
+    usePreparedStatements(this.source, this.settings.preparedStatements);
   }
 
   /** The DataSource holding `idempotency_keys` and the business tables. */

@@ -4,12 +4,13 @@ import { type RunningApp, startLab } from '../support/apps.js';
 import { CommitCounter } from '../support/commit-counter.subscriber.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
-/** Counts the queries (round trips) the app's pg clients send while `run` runs. */
-async function countRoundTrips(run: () => Promise<unknown>): Promise<number> {
+/** The SQL texts the app's pg clients send (one per round trip) while `run` runs. */
+async function sentQueries(run: () => Promise<unknown>): Promise<string[]> {
   const original = pg.Client.prototype.query;
-  let count = 0;
+  const sent: string[] = [];
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    count++;
+    const [query] = args as [string | { text: string }];
+    sent.push(typeof query === 'string' ? query : query.text);
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
   try {
@@ -17,8 +18,10 @@ async function countRoundTrips(run: () => Promise<unknown>): Promise<number> {
   } finally {
     pg.Client.prototype.query = original;
   }
-  return count;
+  return sent;
 }
+
+const countRoundTrips = async (run: () => Promise<unknown>): Promise<number> => (await sentQueries(run)).length;
 
 describe('round trips and the key transaction', () => {
   let lab: RunningApp;
@@ -40,6 +43,11 @@ describe('round trips and the key transaction', () => {
     expect(await paymentCount(caller)).toBe(4);
   });
 
+  it('sends its statements prepared (EXECUTE) by default', async () => {
+    const sent = await sentQueries(() => send(`${lab.url}/lab/twin`, { key: newKey(), caller: newCaller(), body: {} }));
+    expect(sent.filter((text) => /EXECUTE nestjs_pg_idempotency_/.test(text))).toHaveLength(2);
+  });
+
   it('nested manager.transaction() inside a handler uses a savepoint within the key transaction', async () => {
     const caller = newCaller();
     const key = newKey();
@@ -53,5 +61,24 @@ describe('round trips and the key transaction', () => {
     const before = CommitCounter.commits;
     await send(`${lab.url}/lab/twin`, { key: newKey(), caller: newCaller(), body: {} });
     expect(CommitCounter.commits).toBe(before + 1);
+  });
+});
+
+describe('preparedStatements: false (behind a pooler in transaction mode)', () => {
+  it('sends the statements whole, in as many round trips, and behaves the same', async () => {
+    const lab = await startLab({ preparedStatements: false, replayCache: false });
+    try {
+      const caller = newCaller();
+      const key = newKey();
+      await send(`${lab.url}/lab/twin`, { key: newKey(), caller, body: {} });
+      const sent = await sentQueries(() => send(`${lab.url}/lab/twin`, { key, caller, body: {} }));
+      expect(sent).toHaveLength(4);
+      expect(sent.some((text) => /PREPARE|EXECUTE/.test(text))).toBe(false);
+      const replay = await send(`${lab.url}/lab/twin`, { key, caller, body: {} });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(2);
+    } finally {
+      await lab.close();
+    }
   });
 });
