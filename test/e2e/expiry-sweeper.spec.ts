@@ -2,19 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
-import { keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql, seedKeys } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
-
-/** Inserts `count` rows for `caller`, expired (or live) by `offset`. */
-async function seedKeys(caller: string, count: number, offset: string): Promise<void> {
-  await sql(
-    `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
-     SELECT 'k' || i, $1, 'POST /seeded', '\\x00', 'completed', 201, '\\x7b7d', now() + $3::interval
-     FROM generate_series(1, $2::int) AS i`,
-    [caller, count, offset],
-  );
-}
 
 async function countKeys(caller: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]);

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { type IdempotencyEvent, IdempotencyEvents, IdempotencySweeper } from '../../src/index.js';
-import { sql } from '../support/database.js';
+import { seedKeys } from '../support/database.js';
 import { HTTP_PLATFORMS, appsOn, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -74,12 +74,7 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
 
   it('counts swept rows, in an event and a counter', async () => {
     const caller = newCaller();
-    await sql(
-      `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
-       SELECT 'k' || i, $1, 'POST /seeded', '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 second'
-       FROM generate_series(1, 250) AS i`,
-      [caller],
-    );
+    await seedKeys(caller, 250, '-1 second');
     const result = await lab.app.get(IdempotencySweeper).sweep();
     expect(events).toContainEqual(expect.objectContaining({ type: 'swept', deleted: result.deleted }));
     expect(result.deleted).toBeGreaterThanOrEqual(250);

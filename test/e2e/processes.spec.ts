@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
-import { keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, sql, seedKeys } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
@@ -105,12 +105,7 @@ describe('three app processes on one PostgreSQL', () => {
 describe('two app processes with the sweeper on', () => {
   it('sweep one at a time (advisory lock) until every expired row is gone, and both shut down cleanly', async () => {
     const caller = newCaller();
-    await sql(
-      `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
-       SELECT 'k' || i, $1, 'POST /seeded', '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 second'
-       FROM generate_series(1, 150000) AS i`,
-      [caller],
-    );
+    await seedKeys(caller, 150_000, '-1 second');
     const env = { IDEMPOTENCY_SWEEP_INTERVAL_MS: '100' };
     const demos = await Promise.all([startDemoProcess(env), startDemoProcess(env)]);
     const holders = new Set<number>();

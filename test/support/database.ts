@@ -24,3 +24,13 @@ export async function paymentCount(caller: string): Promise<number> {
 export function keyRows(caller: string): Promise<Array<{ key: string; endpoint: string; state: string; status: number | null }>> {
   return sql('SELECT key, endpoint, state, status FROM idempotency_keys WHERE caller = $1 ORDER BY created_at', [caller]);
 }
+
+/** Inserts `count` completed keys for `caller` that expire at now() + `offset` (negative: expired). */
+export async function seedKeys(caller: string, count: number, offset: string): Promise<void> {
+  await sql(
+    `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
+     SELECT 'k' || i, $1, 'POST /seeded', '\\x00', 'completed', 201, '\\x7b7d', now() + $3::interval
+     FROM generate_series(1, $2::int) AS i`,
+    [caller, count, offset],
+  );
+}
