@@ -4,10 +4,18 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-const port = 31_000 + Math.floor(Math.random() * 1000);
+const port = await new Promise((resolve, reject) => {
+  const server = createServer();
+  server.once('error', reject);
+  server.listen(0, '127.0.0.1', () => {
+    const { port: free } = server.address();
+    server.close(() => resolve(free));
+  });
+});
 const env = { ...process.env, PORT: String(port) };
 delete env.DATABASE_URL;
 const leftovers = () => readdirSync(tmpdir()).filter((name) => name.startsWith(`nestjs-pg-idempotency-`));

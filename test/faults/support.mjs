@@ -3,16 +3,28 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
-let nextPort = 40_000 + Math.floor(Math.random() * 10_000);
+/** A port nothing listens on now (the kernel's pick), for a demo process to take. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** Counts what the harness did, for the summary. */
 export const stats = { requests: 0, retries: 0, duplicates: 0, lostWrites: 0 };
 
 /** Starts the built demo as its own process; `port` reuses a port (a restart). */
-export async function startDemo(databaseUrl, env = {}, port = nextPort++) {
+export async function startDemo(databaseUrl, env = {}, reusedPort = undefined) {
+  const port = reusedPort ?? (await freePort());
   const child = spawn(process.execPath, ['dist/esm/demo/main.js'], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), IDEMPOTENCY_SWEEP_INTERVAL_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { databaseUrl } from './apps.js';
 
@@ -13,11 +14,21 @@ export interface DemoProcess {
   kill(): Promise<void>;
 }
 
-let nextPort = 20_000 + Math.floor(Math.random() * 20_000);
+/** A port nothing listens on now (the kernel's pick), for a demo process to take. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** Starts `node dist/esm/demo/main.js` on the test database with `env` and waits until it listens. */
 export async function startDemoProcess(env: Record<string, string> = {}): Promise<DemoProcess> {
-  const port = nextPort++;
+  const port = await freePort();
   const child = spawn(process.execPath, ['dist/esm/demo/main.js'], {
     env: { ...process.env, DATABASE_URL: databaseUrl(), PORT: String(port), IDEMPOTENCY_SWEEP_INTERVAL_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
