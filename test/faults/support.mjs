@@ -3,21 +3,9 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-
-/** A port nothing listens on now (the kernel's pick), for a demo process to take. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../../dist/esm/demo/database/free-port.js';
 
 /** Counts what the harness did, for the summary. */
 export const stats = { requests: 0, retries: 0, duplicates: 0, lostWrites: 0 };

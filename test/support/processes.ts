@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../src/demo/database/free-port.js';
 import { databaseUrl } from './apps.js';
 
 /** A demo app running as its own OS process (`npm start`'s entry point, built). */
@@ -12,18 +12,6 @@ export interface DemoProcess {
   /** SIGTERM, and resolves with the exit code once it exited. */
   stop(): Promise<number | null>;
   kill(): Promise<void>;
-}
-
-/** A port nothing listens on now (the kernel's pick), for a demo process to take. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts `node dist/esm/demo/main.js` on the test database with `env` and waits until it listens. */

