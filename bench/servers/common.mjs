@@ -19,8 +19,7 @@ pg.Client.prototype.query = function countedQuery(config, values, callback) {
   const result = query.call(this, config, values, callback);
   if (typeof text === 'string') {
     counter.total += 1;
-    let label = labels.get(text);
-    if (!label) labels.set(text, (label = statementLabel(text)));
+    const label = labelOf(text);
     let entry = counter.byStatement.get(label);
     if (!entry) counter.byStatement.set(label, (entry = { count: 0, ms: 0 }));
     entry.count += 1;
@@ -32,6 +31,33 @@ pg.Client.prototype.query = function countedQuery(config, values, callback) {
   }
   return result;
 };
+
+/**
+ * The label of `text`, cached per statement text. Statements that carry their values inline
+ * (`START TRANSACTION; EXECUTE name ('…')`, `EXECUTE name (…); COMMIT`) are unique per request:
+ * they are labelled from their first words, never cached, so the cache stays bounded and this
+ * instrumentation costs the same per statement on every server.
+ */
+function labelOf(text) {
+  if (/^\s*(?:START TRANSACTION|EXECUTE|PREPARE)\b/i.test(text)) return inlineLabel(text);
+  let label = labels.get(text);
+  if (!label) {
+    label = statementLabel(text);
+    if (labels.size < 10_000) labels.set(text, label);
+  }
+  return label;
+}
+
+/** `BEGIN + EXECUTE reserve_v1`, `EXECUTE complete_v1 + COMMIT`: the parts of a combined statement. */
+function inlineLabel(text) {
+  const parts = [];
+  for (const [, verb, name] of text.matchAll(/(?:^|;)\s*(START TRANSACTION|BEGIN|COMMIT|ROLLBACK|EXECUTE|PREPARE)\b\s*(\w*)/gi)) {
+    const upper = verb.toUpperCase();
+    if (upper === 'PREPARE') continue;
+    parts.push(upper === 'START TRANSACTION' ? 'BEGIN' : upper === 'EXECUTE' ? `EXECUTE ${name}` : upper);
+  }
+  return parts.join(' + ') || 'PREPARE';
+}
 
 /** A short name for a statement: `BEGIN`, `INSERT payments`, `reserve (WITH … ON CONFLICT)` … */
 export function statementLabel(text) {
