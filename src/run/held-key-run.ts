@@ -1,7 +1,7 @@
 import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { catchError, finalize, map, type Observable, ReplaySubject, tap, throwError } from 'rxjs';
+import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import type { IdempotencyEvent } from '../events/idempotency-event.js';
 import type { IdempotencyEvents } from '../events/idempotency-events.js';
 import type { IdempotencySettings, RouteSettings } from '../idempotency.options.js';
@@ -9,7 +9,7 @@ import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { IdempotencyProblem, ProblemType } from '../problems.js';
 import { storeUnavailable, withProblemHeaders } from '../response/problem-headers.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
-import { refuseMultipleValues } from '../response/single-value.js';
+import { multipleValuesProblem } from '../response/single-value.js';
 import { tooLargeProblem } from '../response/size-limit.js';
 import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
 import { isDatabaseUnavailable } from '../store/database-errors.js';
@@ -36,7 +36,9 @@ export class HeldKeyRun {
 
   /**
    * Runs the handler. Its Observable is subscribed here, not only by Nest, so that a client that
-   * goes away mid-request still lets the hold end (released) once the handler is done.
+   * goes away mid-request still lets the hold end (released) once the handler is done. One plain
+   * observer does what operators would (refuse a `StreamableFile` or a second value, turn
+   * database trouble into a 503, note a failure): this runs on every request.
    */
   start(next: CallHandler, raw: ServerResponse, request: IdempotentRequest): Observable<unknown> {
     let markSettled!: () => void;
@@ -46,26 +48,45 @@ export class HeldKeyRun {
       (captured) => this.finish(captured),
       () => void settled.then(() => this.release('abandoned')).catch((error: Error) => this.logFailure('releasing a key', error)),
     );
-    const outcome = new ReplaySubject<unknown>();
-    executionContext
+    const outcome = new ReplaySubject<unknown>(1);
+    let values = 0;
+    let stopped = false;
+    let subscription: Subscription | undefined;
+    const fail = (error: unknown): void => {
+      if (stopped) return;
+      stopped = true;
+      this.handlerFailed = true;
+      subscription?.unsubscribe();
+      outcome.error(error);
+      markSettled();
+    };
+    subscription = executionContext
       .run({ scope: request.scope, manager: this.hold.manager }, () => next.handle())
-      .pipe(
-        map((value) => {
-          if (value instanceof StreamableFile) throw withProblemHeaders(raw, notReplayable('a StreamableFile'));
-          return value;
-        }),
-        refuseMultipleValues(raw),
-        catchError((error: unknown) => {
-          if (!isDatabaseUnavailable(error)) return throwError(() => error);
-          this.logFailure("the handler's database work", error as Error);
-          const detail = 'the database failed while handling this request; nothing was kept';
-          return throwError(() => withProblemHeaders(raw, storeUnavailable(detail, this.route.retryAfterSeconds)));
-        }),
-        tap({ error: () => (this.handlerFailed = true) }),
-        finalize(markSettled),
-      )
-      .subscribe(outcome);
-    return outcome.asObservable();
+      .subscribe({
+        next: (value) => {
+          if (stopped) return;
+          if (values++ > 0) return fail(multipleValuesProblem(raw));
+          if (value instanceof StreamableFile) return fail(withProblemHeaders(raw, notReplayable('a StreamableFile')));
+          outcome.next(value);
+        },
+        error: (error: unknown) => fail(this.handlerError(raw, error)),
+        complete: () => {
+          if (stopped) return;
+          stopped = true;
+          outcome.complete();
+          markSettled();
+        },
+      });
+    if (stopped) subscription.unsubscribe();
+    return outcome;
+  }
+
+  /** What a handler's error becomes: database unavailability a 503 problem, anything else itself. */
+  private handlerError(raw: ServerResponse, error: unknown): unknown {
+    if (!isDatabaseUnavailable(error)) return error;
+    this.logFailure("the handler's database work", error as Error);
+    const detail = 'the database failed while handling this request; nothing was kept';
+    return withProblemHeaders(raw, storeUnavailable(detail, this.route.retryAfterSeconds));
   }
 
   /** Records the outcome, or releases the key, before the response leaves. */
