@@ -5,9 +5,9 @@
  *
  * - `response_body` is `bytea`: the exact bytes the client received (JSONB would re-encode them).
  * - `fingerprint` is the SHA-256 of the canonical request (32 bytes).
- * - `state` is `in_progress` while a holder runs the handler, `completed` once the outcome is
- *   recorded. In transactional mode an `in_progress` row is only ever visible inside the
- *   holder's own transaction.
+ * - `state` is `in_progress` while a lease holder runs the handler, `completed` once the outcome
+ *   is recorded. Transactional mode writes the row once, completed, just before its commit (the
+ *   key's advisory lock is what marks it in flight).
  * - `locked_until` and `lease_token` serve lease mode (a committed in-flight reservation).
  */
 export const CREATE_IDEMPOTENCY_KEYS: readonly string[] = [

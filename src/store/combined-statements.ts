@@ -12,30 +12,36 @@ export interface PreparedStatement {
   text: string;
 }
 
+/** A prepared statement and the values of its parameters. */
+export type Statement = readonly [statement: PreparedStatement, params: unknown[]];
+
 /**
  * Transactional mode sends its statements together with the transaction's own `START
  * TRANSACTION` and `COMMIT`, so that a request costs no round trip more than the same handler in
- * a plain transaction: "START TRANSACTION; EXECUTE reserve(…)" and "EXECUTE complete(…);
- * COMMIT" each travel as one simple-protocol query (prefixed, the first time on a connection,
- * with the `PREPARE`). The simple protocol takes no bind parameters, so values are inlined as
- * literals: strings through the driver's `escapeLiteral`, bytes as `decode('<hex>', 'hex')`,
- * integers as digits; nothing else is accepted.
+ * a plain transaction: "START TRANSACTION; EXECUTE lock(…); EXECUTE key_row(…)" and "EXECUTE
+ * insert_outcome(…); COMMIT" each travel as one simple-protocol query (prefixed, the first time
+ * on a connection, with the `PREPARE`s). Each statement of such a message runs with its own
+ * snapshot. The simple protocol takes no bind parameters, so values are inlined as literals:
+ * strings through the driver's `escapeLiteral`, bytes as `decode('<hex>', 'hex')`, integers as
+ * digits; nothing else is accepted. When one statement fails, PostgreSQL skips the rest of the
+ * message: a failed statement before `COMMIT` leaves the transaction aborted, never committed.
  *
  * The QueryRunner is kept in step (`isTransactionActive`, its transaction depth) and TypeORM's
  * transaction events are broadcast as `startTransaction()`/`commitTransaction()` would, so that
  * nested `manager.transaction()` calls use savepoints and subscribers still hear the commit.
+ * Returns the rows of each statement, in order.
  */
-export async function startTransactionWith(
-  queryRunner: QueryRunner,
-  statement: PreparedStatement,
-  params: unknown[],
-): Promise<any[]> {
+export async function startTransactionWith(queryRunner: QueryRunner, statements: readonly Statement[]): Promise<any[][]> {
   const client = await pgClient(queryRunner);
   await queryRunner.broadcaster.broadcast('BeforeTransactionStart');
   setTransactionState(queryRunner, true, 1);
-  const results = await client.query(`${prepare(client, statement)}START TRANSACTION;\n${execute(statement, params, client)}`);
+  let sql = '';
+  for (const [statement] of statements) sql += prepare(client, statement);
+  sql += 'START TRANSACTION';
+  for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
+  const results = await client.query(sql);
   await queryRunner.broadcaster.broadcast('AfterTransactionStart');
-  return results[results.length - 1].rows;
+  return results.slice(results.length - statements.length).map((result) => result.rows);
 }
 
 /** Runs `statement` and `COMMIT` in one round trip; returns the statement's row count. */
@@ -143,10 +149,13 @@ function setTransactionState(queryRunner: QueryRunner, active: boolean, depth: n
   state.transactionDepth = depth;
 }
 
+/** Strings with neither a quote nor a backslash: quoted as they are (escapeLiteral's own result). */
+const PLAIN = /^[^'\\]*$/;
+
 function literal(value: unknown, client: { escapeLiteral(value: string): string }): string {
   if (value === null || value === undefined) return 'NULL';
   if (Buffer.isBuffer(value)) return `decode('${value.toString('hex')}', 'hex')`;
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
-  if (typeof value === 'string') return client.escapeLiteral(value);
+  if (typeof value === 'string') return PLAIN.test(value) ? `'${value}'` : client.escapeLiteral(value);
   throw new TypeError(`nestjs-pg-idempotency: cannot inline a ${typeof value} into SQL`);
 }

@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { DataSource } from 'typeorm';
+import { DataSource, type QueryRunner } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
 import type { StoredResponse } from '../response/stored-response.js';
@@ -16,15 +16,17 @@ import { LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
-import { LIVE_ROW, RECORD, RESERVE, RESERVE_LEASE } from './store.sql.js';
+import { KEY_ROW, LOCK_KEY, RECORD, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
 
-/** A live row that stood in a reservation's way (LIVE_ROW). */
-interface LiveRow {
+/** The row of a scoped key (KEY_ROW). */
+interface KeyRow {
   fingerprint: Buffer;
   state: 'in_progress' | 'completed';
   status: number | null;
   response_headers: [string, string][] | null;
   response_body: Buffer | null;
+  expired: boolean;
+  lease_ended: boolean;
   lease_seconds_left: number | null;
   expires_in_ms: string;
 }
@@ -56,9 +58,9 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
-   * Transactional mode: opens a transaction and reserves the key in it with `INSERT … ON
-   * CONFLICT`. Unless the result is `held`, the transaction is already closed and its
-   * connection released.
+   * Transactional mode: opens a transaction and takes the key's advisory lock in it; the key row
+   * is inserted, with the outcome, just before the commit (`KeyTransaction`). Unless the result
+   * is `held`, the transaction is already closed and its connection released.
    */
   async reserve(request: KeyRequest): Promise<Reservation> {
     const startedAt = performance.now();
@@ -66,18 +68,33 @@ export class IdempotencyStore implements OnModuleInit {
     if (known) return known;
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
-      const reserved = await startTransactionWith(queryRunner, RESERVE, this.reserveParams(request));
-      if (reserved.length === 1) {
+      const [[lock], [row]] = await startTransactionWith(queryRunner, [
+        [LOCK_KEY, [scopeLockId(request.scope)]],
+        [KEY_ROW, this.keyRowParams(request)],
+      ]);
+      if (lock.locked === true && (await this.clear(queryRunner, row as KeyRow | undefined, request))) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
         return { kind: 'held', hold: this.track(hold, request, startedAt, Infinity) };
       }
-      const { rows } = await runPrepared(queryRunner, LIVE_ROW, this.liveRowParams(request));
       await rollbackAndRelease(queryRunner);
-      return this.found(rows[0], request, startedAt);
+      return this.found(row, request, startedAt);
     } catch (error) {
       await rollbackAndRelease(queryRunner);
       throw error;
     }
+  }
+
+  /**
+   * Whether the key, its lock taken, is free for this request: no row, or one to take over (an
+   * expired row, or a lease that ended with the same fingerprint), which is deleted inside the
+   * key's transaction.
+   */
+  private async clear(queryRunner: QueryRunner, row: KeyRow | undefined, request: KeyRequest): Promise<boolean> {
+    if (!row) return true;
+    const endedLease = row.state === 'in_progress' && row.lease_ended && row.fingerprint.equals(request.fingerprint);
+    if (!row.expired && !endedLease) return false;
+    const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, [...this.keyRowParams(request), request.fingerprint]);
+    return rowCount === 1;
   }
 
   /**
@@ -96,7 +113,7 @@ export class IdempotencyStore implements OnModuleInit {
       if (reserved.rows.length === 1) {
         return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
       }
-      const { rows } = await runPrepared(queryRunner, LIVE_ROW, this.liveRowParams(request));
+      const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));
       return this.found(rows[0], request, startedAt);
     } finally {
       await queryRunner.release();
@@ -119,16 +136,16 @@ export class IdempotencyStore implements OnModuleInit {
     return [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
   }
 
-  private liveRowParams({ scope }: KeyRequest): unknown[] {
+  private keyRowParams({ scope }: KeyRequest): unknown[] {
     return [scope.key, scope.caller, scope.endpoint];
   }
 
   /**
    * What a reservation that did not get the key found in its place: no live row means another
-   * transaction holds the key uncommitted.
+   * transaction holds the key uncommitted (expired rows count as absent).
    */
-  private found(row: LiveRow | undefined, { scope, fingerprint }: KeyRequest, startedAt: number): Reservation {
-    if (!row) return { kind: 'in-progress' };
+  private found(row: KeyRow | undefined, { scope, fingerprint }: KeyRequest, startedAt: number): Reservation {
+    if (!row || row.expired) return { kind: 'in-progress' };
     if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
     if (row.state !== 'completed') {
       return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };

@@ -3,12 +3,13 @@ import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
 import { commitWith } from './combined-statements.js';
 import { rollbackAndRelease } from './release-query-runner.js';
-import { COMPLETE } from './store.sql.js';
+import { INSERT_OUTCOME } from './store.sql.js';
 
 /**
- * Transactional mode's hold: the database transaction that reserved the key. The handler's
- * business writes go through `manager`; `complete()` records the outcome and commits both
- * together, `release()` rolls both back and frees the key. Either returns the connection.
+ * Transactional mode's hold: the database transaction that holds the key's advisory lock. The
+ * handler's business writes go through `manager`; `complete()` inserts the key row with the
+ * outcome and commits both together, `release()` rolls both back and frees the key. Either
+ * returns the connection.
  */
 export class KeyTransaction implements KeyHold {
   private ended = false;
@@ -37,9 +38,9 @@ export class KeyTransaction implements KeyHold {
     }
     this.ended = true;
     try {
-      const { key, caller, endpoint } = this.request.scope;
-      await commitWith(this.queryRunner, COMPLETE, [
-        key, caller, endpoint, response.status, JSON.stringify(response.headers), response.body,
+      const { scope: { key, caller, endpoint }, fingerprint, ttlMs } = this.request;
+      await commitWith(this.queryRunner, INSERT_OUTCOME, [
+        key, caller, endpoint, fingerprint, response.status, JSON.stringify(response.headers), response.body, ttlMs,
       ]);
     } catch (error) {
       await rollbackAndRelease(this.queryRunner);

@@ -1,10 +1,11 @@
 import type { PreparedStatement } from './combined-statements.js';
 
 /*
- * The statements of the store. A reservation first takes the scoped key's 64-bit advisory lock
- * ($1) with pg_try_advisory_xact_lock, so that a duplicate in flight is answered at once (409)
- * instead of queueing on an uncommitted row and pinning a pool connection.
- * Reservation params: lock id, key, caller, endpoint, fingerprint, ttl ms (then lease ms, token).
+ * The statements of the store. Every reservation first takes the scoped key's 64-bit advisory
+ * lock ($1) with pg_try_advisory_xact_lock, so that a duplicate in flight is answered at once
+ * (409) instead of queueing on an uncommitted row and pinning a pool connection. Every writer
+ * of a key's row holds that lock (transactional reservations until their commit, lease
+ * reservations and RECORD for their statement); the sweeper only deletes expired rows.
  */
 
 const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
@@ -18,22 +19,63 @@ const TAKEOVER = `
        OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
 
 /**
- * Transactional mode: inserts the key inside the transaction that runs the handler, only if the
- * key's advisory lock is free. Returns one row when the key is now held. A fresh key costs one
- * plain INSERT; anything else (a duplicate, a replay) is sorted out by LIVE_ROW.
+ * Transactional mode, first statement: the key's advisory lock, held until the transaction
+ * ends. Sent in one message with START TRANSACTION and KEY_ROW, which runs after it with its
+ * own snapshot, so it sees a holder that committed (and so released the lock) meanwhile.
  */
-export const RESERVE: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_reserve_v1',
-  types: ['bigint', 'varchar', 'text', 'text', 'bytea', 'bigint'],
+export const LOCK_KEY: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_lock_v1',
+  types: ['bigint'],
+  text: `SELECT pg_try_advisory_xact_lock($1::bigint) AS locked`,
+};
+
+/**
+ * The row of a scoped key, live or not, and what stands in a reservation's way: completed (replay
+ * it), under a running lease (409), expired or a lease that ended (a reservation takes it over).
+ * Params: key, caller, endpoint.
+ */
+export const KEY_ROW: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_key_row_v1',
+  types: ['varchar', 'text', 'text'],
   text: `
-INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, expires_at)
-SELECT $2, $3, $4, $5, ${EXPIRES_AT} WHERE pg_try_advisory_xact_lock($1::bigint)
-ON CONFLICT (key, caller, endpoint) DO UPDATE
-  SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
-      response_headers = NULL, response_body = NULL, locked_until = NULL, lease_token = NULL,
-      created_at = now(), expires_at = EXCLUDED.expires_at
-  ${TAKEOVER}
+SELECT fingerprint, state, status, response_headers, response_body,
+       expires_at <= now() AS expired,
+       coalesce(locked_until <= now(), false) AS lease_ended,
+       ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
+       floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
+FROM idempotency_keys
+WHERE key = $1 AND caller = $2 AND endpoint = $3`,
+};
+
+/**
+ * Transactional mode, when the key's lock was taken but an expired row or an ended lease (same
+ * fingerprint) is in the way: deletes it inside the key's transaction (which keeps it row-locked
+ * until the commit, so a stale lease holder cannot record over it). Returns one row when it did.
+ * Params: key, caller, endpoint, fingerprint.
+ */
+export const TAKE_OVER: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_take_over_v1',
+  types: ['varchar', 'text', 'text', 'bytea'],
+  text: `
+DELETE FROM idempotency_keys AS k
+WHERE key = $1 AND caller = $2 AND endpoint = $3
+  AND (k.expires_at <= now() OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = $4))
 RETURNING 1`,
+};
+
+/**
+ * Transactional mode, last statement before COMMIT: inserts the key row with its outcome. The
+ * row is written once, completed: an in-progress row inside the key's own uncommitted
+ * transaction would be invisible to every other session anyway; the lock is what others see.
+ * A plain INSERT: should a row be in the way after all, it fails, and the handler's writes roll
+ * back with it. Params: key, caller, endpoint, fingerprint, status, headers, body, ttl ms ($8).
+ */
+export const INSERT_OUTCOME: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_insert_outcome_v1',
+  types: ['varchar', 'text', 'text', 'bytea', 'smallint', 'jsonb', 'bytea', 'bigint'],
+  text: `
+INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
+VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, now() + $8::bigint * interval '1 millisecond')`,
 };
 
 /**
@@ -53,33 +95,6 @@ ON CONFLICT (key, caller, endpoint) DO UPDATE
       lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at
   ${TAKEOVER}
 RETURNING 1`,
-};
-
-/**
- * What stood in a reservation's way: the live row of the scoped key (completed: replay it; under
- * a running lease: 409), or none (another transaction holds the key uncommitted: 409). Run after
- * the reservation, with a fresh snapshot, so it sees a holder that committed meanwhile.
- * Params: key, caller, endpoint.
- */
-export const LIVE_ROW: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_live_row_v1',
-  types: ['varchar', 'text', 'text'],
-  text: `
-SELECT fingerprint, state, status, response_headers, response_body,
-       ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
-       floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
-FROM idempotency_keys
-WHERE key = $1 AND caller = $2 AND endpoint = $3 AND expires_at > now()`,
-};
-
-/** Records the outcome on the reserved row, inside the reserving transaction. */
-export const COMPLETE: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_complete_v1',
-  types: ['varchar', 'text', 'text', 'smallint', 'jsonb', 'bytea'],
-  text: `
-UPDATE idempotency_keys
-SET state = 'completed', status = $4, response_headers = $5, response_body = $6
-WHERE key = $1 AND caller = $2 AND endpoint = $3`,
 };
 
 /** Records a lease holder's outcome, only while the row carries its fencing token. */
