@@ -5,7 +5,8 @@
 //
 //   npm run build && node bench/sql-paths.mjs
 //
-// Variants of the execute path: as the library sends it (6 round trips); with a plain INSERT …
+// Variants of the execute path: as the library sends it now (4 round trips: the key's lock and
+// lookup with START TRANSACTION, the key row's INSERT with COMMIT); as it sent it first (6 round trips); with a plain INSERT …
 // ON CONFLICT DO NOTHING as the reservation (the issue's straightforward implementation); with
 // the reservation and the completion as named prepared statements (planned once per
 // connection); with BEGIN sent together with the reservation and the completion UPDATE together
@@ -17,7 +18,19 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { cpuMeter, localPostmaster } from './cpu.mjs';
 import { startDatabase } from './database.mjs';
-import { COMPLETE, RESERVE } from '../dist/esm/store/store.sql.js';
+import { INSERT_OUTCOME, KEY_ROW, LOCK_KEY } from '../dist/esm/store/store.sql.js';
+
+// The reservation and completion as the library sent them before transactional mode stopped
+// writing an in_progress row (kept here to price that change too).
+const RESERVE = `INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, expires_at)
+SELECT $2, $3, $4, $5, now() + $6::bigint * interval '1 millisecond' WHERE pg_try_advisory_xact_lock($1::bigint)
+ON CONFLICT (key, caller, endpoint) DO UPDATE
+  SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL, response_headers = NULL,
+      response_body = NULL, locked_until = NULL, lease_token = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+  WHERE k.expires_at <= now() OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)
+RETURNING 1`;
+const COMPLETE = `UPDATE idempotency_keys SET state = 'completed', status = $4, response_headers = $5, response_body = $6
+WHERE key = $1 AND caller = $2 AND endpoint = $3`;
 
 const ITERATIONS = Number(process.env.SQL_PATHS_ITERATIONS ?? 3000);
 const INSERT_PAYMENT = `INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3) RETURNING id, created_at`;
@@ -53,7 +66,7 @@ const paths = {
     await business('sql-baseline');
     await client.query('COMMIT');
   },
-  'execute, as sent: BEGIN, reserve, INSERT, SELECT, UPDATE, COMMIT': async () => {
+  'execute, as first sent: BEGIN, reserve, INSERT, SELECT, UPDATE, COMMIT': async () => {
     const key = randomUUID();
     await client.query('BEGIN');
     await client.query(RESERVE, [lockId(), key, 'sql-execute', ENDPOINT, FINGERPRINT, 86_400_000]);
@@ -89,6 +102,12 @@ const paths = {
     await business('sql-both');
     await client.query(`EXECUTE complete_statement(${[key, 'sql-both', ENDPOINT, 201, HEADERS, BODY].map(literal).join(', ')}); COMMIT`);
   },
+  'execute, as sent now (4 round trips): START TRANSACTION + EXECUTE lock + EXECUTE key_row, INSERT, SELECT, EXECUTE insert_outcome + COMMIT': async () => {
+    const key = randomUUID();
+    await client.query(`START TRANSACTION; EXECUTE ${LOCK_KEY.name}(${literal(lockId())}); EXECUTE ${KEY_ROW.name}(${[key, 'sql-now', ENDPOINT].map(literal).join(', ')})`);
+    await business('sql-now');
+    await client.query(`EXECUTE ${INSERT_OUTCOME.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT, 201, HEADERS, BODY, 86_400_000].map(literal).join(', ')}); COMMIT`);
+  },
   'replay, as sent: BEGIN, reserve, ROLLBACK': async () => {
     await client.query('BEGIN');
     await client.query(RESERVE, [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000]);
@@ -107,6 +126,9 @@ const paths = {
 try {
   await client.query(`PREPARE reserve_statement AS ${RESERVE}`);
   await client.query(`PREPARE complete_statement AS ${COMPLETE}`);
+  for (const statement of [LOCK_KEY, KEY_ROW, INSERT_OUTCOME]) {
+    await client.query(`PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text}`);
+  }
   // the replay key, completed
   await client.query('BEGIN');
   await client.query(RESERVE, [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000]);

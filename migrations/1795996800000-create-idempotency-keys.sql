@@ -2,9 +2,9 @@
 -- src/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.
 
 CREATE TABLE IF NOT EXISTS idempotency_keys (
-  key              varchar(255) NOT NULL,
-  caller           text         NOT NULL,
-  endpoint         text         NOT NULL,
+  key              varchar(255) COLLATE "C" NOT NULL,
+  caller           text         COLLATE "C" NOT NULL,
+  endpoint         text         COLLATE "C" NOT NULL,
   fingerprint      bytea        NOT NULL,
   state            text         NOT NULL DEFAULT 'in_progress'
                    CHECK (state IN ('in_progress', 'completed')),

@@ -3,6 +3,9 @@
  * SQL file in `migrations/` (the build writes that file from these statements). Every statement
  * is safe to re-run.
  *
+ * - `key`, `caller` and `endpoint` use the "C" collation: they are opaque, case-sensitive
+ *   strings compared byte for byte, so the primary key compares them with memcmp instead of the
+ *   database's locale, and no operating-system collation update can ever reorder its index.
  * - `response_body` is `bytea`: the exact bytes the client received (JSONB would re-encode them).
  * - `fingerprint` is the SHA-256 of the canonical request (32 bytes).
  * - `state` is `in_progress` while a lease holder runs the handler, `completed` once the outcome
@@ -12,9 +15,9 @@
  */
 export const CREATE_IDEMPOTENCY_KEYS: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS idempotency_keys (
-  key              varchar(255) NOT NULL,
-  caller           text         NOT NULL,
-  endpoint         text         NOT NULL,
+  key              varchar(255) COLLATE "C" NOT NULL,
+  caller           text         COLLATE "C" NOT NULL,
+  endpoint         text         COLLATE "C" NOT NULL,
   fingerprint      bytea        NOT NULL,
   state            text         NOT NULL DEFAULT 'in_progress'
                    CHECK (state IN ('in_progress', 'completed')),

@@ -75,7 +75,8 @@ export class LocalKeys {
     if (bytes > this.limits.maxBytes / 4) return;
     const previous = this.completed.get(id);
     if (previous) this.forget(id, previous);
-    this.completed.set(id, { fingerprint, response, expiresAt, bytes });
+    const kept = { ...response, body: ownCopy(response.body) };
+    this.completed.set(id, { fingerprint: ownCopy(fingerprint), response: kept, expiresAt, bytes });
     this.bytes += bytes;
     for (const [oldest, entry] of this.completed) {
       if (this.completed.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
@@ -87,6 +88,18 @@ export class LocalKeys {
     this.completed.delete(id);
     this.bytes -= entry.bytes;
   }
+}
+
+/**
+ * `buffer` in memory of its own. A small Buffer is usually a slice of Node's shared 8 KiB
+ * allocation pool, and keeping the slice keeps the whole pool chunk: thousands of cached
+ * outcomes would otherwise hold kilobytes each, unaccounted for in `maxBytes`.
+ */
+function ownCopy(buffer: Buffer): Buffer {
+  if (buffer.byteLength === buffer.buffer.byteLength) return buffer;
+  const copy = Buffer.allocUnsafeSlow(buffer.byteLength);
+  buffer.copy(copy);
+  return copy;
 }
 
 function scopeId(scope: KeyScope): string {
