@@ -87,6 +87,7 @@ export function printReport(results, host) {
   line(`- CPU: ${host.cpus}; memory: ${host.memory}`);
   line(`- Node.js ${host.node}; PostgreSQL ${host.postgres}`);
   line(
+    `- first, every server ran each of its paths for ${settings.jitWarmupSeconds} s (not measured), so that V8 had optimised them\n` +
     `- every measurement: ${settings.warmupSeconds} s warm-up, then ${settings.seconds} s measured (the sweep: until it ` +
       `finishes); each scenario but the sweep ran in ${settings.rounds} rounds, interleaved (rows show the median round, ` +
       `req/s with its range)`,

@@ -16,6 +16,7 @@ import { machine, printReport } from './report.mjs';
 const settings = {
   seconds: positive('BENCH_DURATION', 5),
   warmupSeconds: positive('BENCH_WARMUP', 2),
+  jitWarmupSeconds: positive('BENCH_JIT_WARMUP', 10),
   rounds: positive('BENCH_ROUNDS', 3),
   stormLatencyMs: positive('BENCH_STORM_LATENCY_MS', 100),
   steadyConnections: 8,
@@ -81,6 +82,18 @@ try {
   }
 
   const results = { settings, throughput: { baseline: [], execute: [], replay: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+
+  // 0. Once, before anything is measured: every server runs each of its paths under load for
+  // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
+  // seconds is a varying count of requests: the slower the machine, the fewer).
+  const jitWarmup = { connections: 32, seconds: settings.jitWarmupSeconds };
+  log(`warming up every server for ${settings.jitWarmupSeconds} s per path (not measured)`);
+  await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
+  await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
+  await load.call('prime', { url: url(module), ...warmupReplay });
+  await load.call('run', { ...jitWarmup, url: url(module), mode: 'fixed', ...warmupReplay });
+  await load.call('run', { ...jitWarmup, url: url(stormServer), connections: settings.steadyConnections, mode: 'fresh', token: `bench-${run}-jit-warmup` });
 
   // 1. Baseline, execute path and replay path at concurrency 1 and 32, interleaved, in rounds
   // (a shared machine's background load then hits every scenario alike).

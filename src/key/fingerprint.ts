@@ -56,6 +56,7 @@ export function fingerprintRequest(request: FingerprintRequest, option?: Fingerp
 
 /** The query string as sorted name/value pairs, so parameter order does not matter. */
 function canonicalQuery(query: string): string[][] {
+  if (query === '') return [];
   return [...new URLSearchParams(query)].sort(([a, x], [b, y]) => (a === b ? cmp(x, y) : cmp(a, b)));
 }
 

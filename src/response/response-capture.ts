@@ -138,7 +138,7 @@ function headStatus(head?: Parameters<ServerResponse['writeHead']>): number | un
 }
 
 function mergedHeaders(raw: ServerResponse, head?: Parameters<ServerResponse['writeHead']>): OutgoingHttpHeaders {
-  const headers = { ...raw.getHeaders() };
+  const headers = raw.getHeaders(); // a fresh object on every call
   for (const [name, value] of headHeaders(head)) headers[name] = value;
   return headers;
 }

@@ -16,6 +16,9 @@ import { isDatabaseUnavailable } from '../store/database-errors.js';
 import type { KeyHold } from '../store/key-hold.js';
 import { executionContext } from '../transaction/transaction-context.js';
 
+/** One logger for every run (a run is created per request). */
+const logger = new Logger('Idempotency');
+
 type Released = Extract<IdempotencyEvent, { type: 'released' }>['reason'];
 
 /**
@@ -23,7 +26,6 @@ type Released = Extract<IdempotencyEvent, { type: 'released' }>['reason'];
  * and the recording of its outcome, or the release of the key, before the response leaves.
  */
 export class HeldKeyRun {
-  private readonly logger = new Logger('Idempotency');
   private readonly startedAt = performance.now();
   private handlerFailed = false;
 
@@ -98,7 +100,7 @@ export class HeldKeyRun {
       const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
       if (tooLarge) {
         await this.release('failed', captured.status);
-        this.logger.error(tooLarge.problem.detail);
+        logger.error(tooLarge.problem.detail);
         return problemReplacement(tooLarge.problem, settings.replayHeaders);
       }
       const completion = await hold.complete(toStoredResponse(captured, settings.replayHeaders), this.handlerFailed);
@@ -108,7 +110,7 @@ export class HeldKeyRun {
         return;
       }
       this.emitReleased('lease-lost', captured.status);
-      this.logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
+      logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
       const lost = new IdempotencyProblem(
         ProblemType.KeyInUse,
         'the lease on this Idempotency-Key ended before the request finished and another request took it over; retry to get the recorded outcome',
@@ -134,7 +136,7 @@ export class HeldKeyRun {
   }
 
   private logFailure(what: string, error: Error): void {
-    this.logger.error(`${what} failed: ${error.message}`);
+    logger.error(`${what} failed: ${error.message}`);
   }
 }
 

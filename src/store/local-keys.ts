@@ -1,5 +1,5 @@
 import type { StoredResponse } from '../response/stored-response.js';
-import type { KeyScope } from './key-scope.js';
+import { type KeyScope, scopeText } from './key-scope.js';
 import type { Reservation } from './reservation.js';
 
 /** Bounds of the in-process cache of completed outcomes; `false` turns it off. */
@@ -39,7 +39,7 @@ export class LocalKeys {
 
   /** What is known here about `scope`, or `undefined` when PostgreSQL must be asked. */
   lookup(scope: KeyScope, fingerprint: Buffer, now = Date.now()): Reservation | undefined {
-    const id = scopeId(scope);
+    const id = scopeText(scope);
     const held = this.inFlight.get(id);
     if (held && held.heldUntil > now) {
       if (!held.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
@@ -59,7 +59,7 @@ export class LocalKeys {
 
   /** Marks `scope` as held by this instance; the returned function ends that. */
   hold(scope: KeyScope, fingerprint: Buffer, heldUntil: number): () => void {
-    const id = scopeId(scope);
+    const id = scopeText(scope);
     const entry = { fingerprint, heldUntil };
     this.inFlight.set(id, entry);
     return () => {
@@ -70,7 +70,7 @@ export class LocalKeys {
   /** Remembers a completed outcome until `expiresAt` (this process's clock). */
   remember(scope: KeyScope, fingerprint: Buffer, response: StoredResponse, expiresAt: number): void {
     if (!this.limits) return;
-    const id = scopeId(scope);
+    const id = scopeText(scope);
     const bytes = response.body.length + response.headers.reduce((sum, [n, v]) => sum + n.length + v.length, 0) + 128;
     if (bytes > this.limits.maxBytes / 4) return;
     const previous = this.completed.get(id);
@@ -102,6 +102,4 @@ function ownCopy(buffer: Buffer): Buffer {
   return copy;
 }
 
-function scopeId(scope: KeyScope): string {
-  return JSON.stringify([scope.key, scope.caller, scope.endpoint]);
-}
+
