@@ -83,7 +83,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const key = { ...request, ttlMs: route.ttlMs };
     try {
       return route.mode === 'lease'
-        ? await this.store.reserveLease(key, route.leaseMs)
+        ? await this.store.reserveLease(key, route.leaseMs, route.renewLease)
         : await this.store.reserve(key);
     } catch (error) {
       this.logFailure('reserving an idempotency key', error as Error);

@@ -51,6 +51,13 @@ export interface IdempotencyModuleOptions {
   /** How long a lease-mode holder keeps the key before a retry may take it over. Default: `'30s'`. */
   lease?: Duration;
   /**
+   * Whether a lease-mode holder renews its lease every third of its length while its handler
+   * runs, so that a slow handler keeps its key and only a holder that died or stalled loses it.
+   * `false`: the lease is fixed, and a retry takes the key over once it ends even while the
+   * first holder still runs (its late outcome is then refused). Default: `true`.
+   */
+  renewLease?: boolean;
+  /**
    * The in-process cache of completed outcomes, so that replays and duplicates need no round
    * trip; `false` turns it off. Default: `{ maxEntries: 10_000, maxBytes: 32 MiB }`.
    */
@@ -93,6 +100,8 @@ export interface IdempotentRouteOptions {
   mode?: IdempotencyMode;
   /** Lease mode: the lease. Default: the module's `lease`. */
   lease?: Duration;
+  /** Lease mode: whether the lease is renewed while the handler runs. Default: the module's `renewLease`. */
+  renewLease?: boolean;
   /**
    * Wait mode: a duplicate that arrives while the first request is in flight waits up to this
    * long for it to finish and then gets its replay (or runs, if the first failed and released
@@ -136,6 +145,7 @@ export interface IdempotencySettings {
   sweepIntervalMs: number;
   sweepBatchSize: number;
   leaseMs: number;
+  renewLease: boolean;
   replayCache: Required<ReplayCacheOptions> | false;
   metrics: false | { registry?: unknown; prefix: string };
   preparedStatements: boolean;
@@ -154,6 +164,7 @@ export interface RouteSettings {
   maxResponseBytes: number;
   mode: IdempotencyMode;
   leaseMs: number;
+  renewLease: boolean;
   waitMs: number;
 }
 
@@ -175,6 +186,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
     leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
+    renewLease: booleanOption(options.renewLease, true, 'renewLease'),
     preparedStatements: options.preparedStatements ?? true,
     metrics: options.metrics === false ? false : { registry: options.metrics?.registry, prefix: options.metrics?.prefix ?? '' },
     replayCache:
@@ -209,8 +221,15 @@ export function resolveRouteOptions(
         : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
     mode: route.mode ?? 'transactional',
     leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease'),
+    renewLease: booleanOption(route.renewLease, module.renewLease, 'renewLease'),
     waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),
   };
+}
+
+function booleanOption(value: boolean | undefined, fallback: boolean, option: string): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be true or false, got ${String(value)}`);
+  return value;
 }
 
 function positiveDuration(duration: Duration, option: string): number {

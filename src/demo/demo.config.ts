@@ -16,6 +16,8 @@ export interface DemoConfig {
   providerLatencyMs: number;
   /** The refund route's lease (DEMO_LEASE_SECONDS). */
   leaseSeconds: number;
+  /** Whether leases are renewed while a refund runs (DEMO_LEASE_RENEWAL: `on`, the default, or `off`). */
+  leaseRenewal: boolean;
   /** Connections in the pool (DEMO_POOL_SIZE). */
   poolSize: number;
   /** How long a request waits for a free connection before failing (DEMO_POOL_TIMEOUT_MS). */
@@ -32,6 +34,7 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     latencyMs: integer(env.DEMO_LATENCY_MS, 0, 'DEMO_LATENCY_MS'),
     providerLatencyMs: integer(env.DEMO_PROVIDER_LATENCY_MS, 0, 'DEMO_PROVIDER_LATENCY_MS'),
     leaseSeconds: integer(env.DEMO_LEASE_SECONDS, 30, 'DEMO_LEASE_SECONDS') || 30,
+    leaseRenewal: onOff(env.DEMO_LEASE_RENEWAL, true, 'DEMO_LEASE_RENEWAL'),
     poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
   };
@@ -41,6 +44,12 @@ function platform(value: string | undefined): HttpPlatform {
   if (value === undefined || value === '') return 'express';
   if (!isHttpPlatform(value)) throw new Error(`DEMO_PLATFORM must be "express" or "fastify", got "${value}"`);
   return value;
+}
+
+function onOff(value: string | undefined, fallback: boolean, name: string): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new Error(`${name} must be "on" or "off", got "${value}"`);
 }
 
 function integer(value: string | undefined, fallback: number, name: string): number {

@@ -30,6 +30,7 @@ export class DemoModule {
           ttl: config.ttlSeconds * 1000,
           sweepInterval: config.sweepIntervalMs,
           lease: config.leaseSeconds * 1000,
+          renewLease: config.leaseRenewal,
         }),
       ],
       controllers: [PaymentsController, RefundsController],

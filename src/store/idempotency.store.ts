@@ -99,9 +99,10 @@ export class IdempotencyStore implements OnModuleInit {
 
   /**
    * Lease mode: reserves the key in its own committed statement with a lease of `leaseMs` and a
-   * fresh fencing token. No connection is held while the handler runs.
+   * fresh fencing token, renewed while the holder runs when `renew`. No connection is held while
+   * the handler runs.
    */
-  async reserveLease(request: KeyRequest, leaseMs: number): Promise<Reservation> {
+  async reserveLease(request: KeyRequest, leaseMs: number, renew = true): Promise<Reservation> {
     const startedAt = performance.now();
     const known = this.local.lookup(request.scope, request.fingerprint, startedAt);
     if (known) return known;
@@ -111,7 +112,7 @@ export class IdempotencyStore implements OnModuleInit {
     try {
       const reserved = await runPrepared(queryRunner, RESERVE_LEASE, params);
       if (reserved.rows.length === 1) {
-        return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token), request, startedAt, startedAt + leaseMs) };
+        return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token, leaseMs, renew), request, startedAt, startedAt + leaseMs) };
       }
       const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));
       return this.found(rows[0], request, startedAt);

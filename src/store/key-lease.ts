@@ -1,24 +1,40 @@
+import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
 import { runPreparedAlone } from './combined-statements.js';
-import { COMPLETE_LEASE, RELEASE_LEASE } from './store.sql.js';
+import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from './store.sql.js';
+
+const logger = new Logger('Idempotency');
 
 /**
  * Lease mode's hold: a committed `in_progress` row with `locked_until` and a fencing token.
- * Nothing holds a connection while the handler runs. The outcome is recorded, or the key
- * released, only while the row still carries this hold's token: a holder whose lease was taken
- * over can never overwrite or delete the newer holder's row.
+ * Nothing holds a connection while the handler runs. While the holder is alive the lease is
+ * renewed every third of its length (unless the route turned renewal off), so a slow handler
+ * keeps its key; a holder that dies or stalls stops renewing, and a retry takes the key over
+ * once the lease ends. The outcome is recorded, or the key released, only while the row still
+ * carries this hold's token: a holder whose lease was taken over can never overwrite or delete
+ * the newer holder's row.
  */
 export class KeyLease implements KeyHold {
   private ended = false;
+  private renewal?: NodeJS.Timeout;
+  private renewing = false;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly request: KeyRequest,
     /** The fencing token written with the reservation. */
     readonly token: string,
-  ) {}
+    /** The lease's length; renewed every third of it when `renew`. */
+    private readonly leaseMs: number,
+    renew: boolean,
+  ) {
+    if (renew) {
+      this.renewal = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
+      this.renewal.unref();
+    }
+  }
 
   get isOpen(): boolean {
     return !this.ended;
@@ -26,7 +42,7 @@ export class KeyLease implements KeyHold {
 
   async complete(response: StoredResponse): Promise<Completion> {
     if (this.ended) return 'skipped';
-    this.ended = true;
+    this.end();
     const { key, caller, endpoint } = this.request.scope;
     const { rowCount } = await runPreparedAlone(this.dataSource, COMPLETE_LEASE, [
       key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body,
@@ -36,8 +52,31 @@ export class KeyLease implements KeyHold {
 
   async release(): Promise<void> {
     if (this.ended) return;
-    this.ended = true;
+    this.end();
     const { key, caller, endpoint } = this.request.scope;
     await runPreparedAlone(this.dataSource, RELEASE_LEASE, [key, caller, endpoint, this.token]);
+  }
+
+  private end(): void {
+    this.ended = true;
+    clearInterval(this.renewal);
+  }
+
+  /** One renewal (skipped while the previous one is still running). */
+  private async renew(): Promise<void> {
+    if (this.ended || this.renewing) return;
+    this.renewing = true;
+    try {
+      const { key, caller, endpoint } = this.request.scope;
+      const { rowCount } = await runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]);
+      if (rowCount === 0 && !this.ended) {
+        clearInterval(this.renewal);
+        logger.warn('a lease-mode key was taken over by another request while its holder still ran; its outcome will not be recorded');
+      }
+    } catch (error) {
+      logger.error(`renewing a lease failed (retried at the next renewal): ${(error as Error).message}`);
+    } finally {
+      this.renewing = false;
+    }
   }
 }

@@ -107,6 +107,20 @@ SET state = 'completed', status = $5, response_headers = $6, response_body = $7,
 WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
 };
 
+/**
+ * Extends a running lease by $5 ms from now, only while the row carries the holder's fencing
+ * token. Safe even once the lease has ended: a takeover's ON CONFLICT … DO UPDATE and this UPDATE
+ * serialise on the row, and whichever commits second sees the other's row (the takeover then
+ * finds the lease running; the renewal finds another token and updates nothing).
+ */
+export const RENEW_LEASE: PreparedStatement = {
+  name: 'nestjs_pg_idempotency_renew_lease_v1',
+  types: ['varchar', 'text', 'text', 'bigint', 'bigint'],
+  text: `
+UPDATE idempotency_keys SET locked_until = now() + $5::bigint * interval '1 millisecond'
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
+};
+
 /** Frees a leased key, only while the row carries the holder's fencing token. */
 export const RELEASE_LEASE: PreparedStatement = {
   name: 'nestjs_pg_idempotency_release_lease_v1',

@@ -135,9 +135,44 @@ describe('lease mode fencing (lab: 1 s lease, 2 s of work)', () => {
   });
 });
 
-describe('a stale holder cannot overwrite the newer holder\'s outcome (demo refunds, 1 s lease, 2.5 s provider)', () => {
+describe('lease renewal (lab: 1 s lease, renewed, 2.5 s of work)', () => {
+  let lab: RunningApp;
+  beforeAll(async () => (lab = await startLab()));
+  afterAll(() => lab.close());
+
+  async function leaseSecondsLeft(caller: string): Promise<number | null> {
+    const rows = await sql(
+      `SELECT extract(epoch FROM locked_until - now())::float AS left FROM idempotency_keys WHERE caller = $1 AND state = 'in_progress'`,
+      [caller],
+    );
+    return rows.length === 1 ? Number(rows[0].left) : null;
+  }
+
+  it('a live holder keeps its key past the first lease: retries get 409 all along, the handler runs once', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const first = send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} });
+    await sleep(1_600);
+    // Past the first 1 s lease, the row's lease still runs: it was renewed.
+    const left = await leaseSecondsLeft(caller);
+    expect(left).not.toBeNull();
+    expect(left!).toBeGreaterThan(0.2);
+    const retry = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} });
+    expect(retry.status).toBe(409);
+    expect(Number(retry.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const outcome = await first;
+    expect(outcome.status).toBe(201);
+    expect(outcome.json).toEqual({ attempt: 1 });
+    expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/lease-slow', state: 'completed', status: 201 }]);
+    const replay = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.equals(outcome.body)).toBe(true);
+  });
+});
+
+describe('a stale holder cannot overwrite the newer holder\'s outcome (demo refunds, 1 s lease not renewed, 2.5 s provider)', () => {
   it('the late first holder gets 409 and records nothing; the takeover records the one refund', async () => {
-    const demo = await startDemo({ providerLatencyMs: 2_500, leaseSeconds: 1 });
+    const demo = await startDemo({ providerLatencyMs: 2_500, leaseSeconds: 1, leaseRenewal: false });
     try {
       const caller = newCaller();
       const paymentId = (await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;

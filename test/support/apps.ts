@@ -67,6 +67,7 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
       latencyMs: 0,
       providerLatencyMs: 0,
       leaseSeconds: 30,
+      leaseRenewal: true,
       poolSize: 20,
       poolTimeoutMs: 5_000,
       ...config,

@@ -196,16 +196,26 @@ export class LabController {
   }
 
   /**
-   * Lease mode, 1 s lease, 2 s of work: the first attempt of a key fails at the end, the next
-   * succeeds. A retry sent after 1 s takes the key over while the first still runs.
+   * Lease mode, 1 s lease (not renewed), 2 s of work: the first attempt of a key fails at the end,
+   * the next succeeds. A retry sent after 1 s takes the key over while the first still runs.
    */
   @Post('lease-flaky')
-  @Idempotent({ mode: 'lease', lease: '1s' })
+  @Idempotent({ mode: 'lease', lease: '1s', renewLease: false })
   async leaseFlaky(@Headers('idempotency-key') key: string): Promise<object> {
     const attempt = (this.attempts.get(key) ?? 0) + 1;
     this.attempts.set(key, attempt);
     await sleep(2_000);
     if (attempt === 1) throw new Error('the provider call failed');
+    return { attempt };
+  }
+
+  /** Lease mode, 1 s lease (renewed), 2.5 s of work: counts its executions per key. */
+  @Post('lease-slow')
+  @Idempotent({ mode: 'lease', lease: '1s' })
+  async leaseSlow(@Headers('idempotency-key') key: string): Promise<object> {
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, attempt);
+    await sleep(2_500);
     return { attempt };
   }
 
