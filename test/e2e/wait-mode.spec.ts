@@ -1,48 +1,52 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { paymentCount } from '../support/database.js';
-import { type RunningApp, startLab } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
-describe('wait mode (route option wait)', () => {
-  let lab: RunningApp;
-  beforeAll(async () => (lab = await startLab()));
-  afterAll(() => lab.close());
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startLab } = appsOn(platform);
 
-  it('50 concurrent duplicates wait for the first and all get its replay: one execution, no 409', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const answers = await Promise.all(Array.from({ length: 50 }, () => send(`${lab.url}/lab/waiting`, { key, caller, body: {} })));
-    const executed = answers.filter((a) => !a.headers['idempotent-replayed']);
-    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
-    expect(executed).toHaveLength(1);
-    expect(answers.every((a) => a.body.equals(executed[0].body))).toBe(true);
-    expect(await paymentCount(caller)).toBe(1);
-  });
+  describe('wait mode (route option wait)', () => {
+    let lab: RunningApp;
+    beforeAll(async () => (lab = await startLab()));
+    afterAll(() => lab.close());
 
-  it('across instances too: a duplicate sent to another app instance waits and replays', async () => {
-    const other = await startLab();
-    try {
+    it('50 concurrent duplicates wait for the first and all get its replay: one execution, no 409', async () => {
       const caller = newCaller();
       const key = newKey();
-      const first = send(`${lab.url}/lab/waiting`, { key, caller, body: {} });
-      await sleep(100);
-      const duplicate = await send(`${other.url}/lab/waiting`, { key, caller, body: {} });
-      expect(duplicate.status).toBe(201);
-      expect(duplicate.headers['idempotent-replayed']).toBe('true');
-      expect(duplicate.body.equals((await first).body)).toBe(true);
+      const answers = await Promise.all(Array.from({ length: 50 }, () => send(`${lab.url}/lab/waiting`, { key, caller, body: {} })));
+      const executed = answers.filter((a) => !a.headers['idempotent-replayed']);
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
+      expect(executed).toHaveLength(1);
+      expect(answers.every((a) => a.body.equals(executed[0].body))).toBe(true);
       expect(await paymentCount(caller)).toBe(1);
-    } finally {
-      await other.close();
-    }
-  });
+    });
 
-  it('past its bound a duplicate gets the 409', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = send(`${lab.url}/lab/waiting-briefly`, { key, caller, body: {} });
-    await sleep(100);
-    const duplicate = await send(`${lab.url}/lab/waiting-briefly`, { key, caller, body: {} });
-    expect(duplicate.status).toBe(409);
-    expect((await first).status).toBe(201);
+    it('across instances too: a duplicate sent to another app instance waits and replays', async () => {
+      const other = await startLab();
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        const first = send(`${lab.url}/lab/waiting`, { key, caller, body: {} });
+        await sleep(100);
+        const duplicate = await send(`${other.url}/lab/waiting`, { key, caller, body: {} });
+        expect(duplicate.status).toBe(201);
+        expect(duplicate.headers['idempotent-replayed']).toBe('true');
+        expect(duplicate.body.equals((await first).body)).toBe(true);
+        expect(await paymentCount(caller)).toBe(1);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it('past its bound a duplicate gets the 409', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = send(`${lab.url}/lab/waiting-briefly`, { key, caller, body: {} });
+      await sleep(100);
+      const duplicate = await send(`${lab.url}/lab/waiting-briefly`, { key, caller, body: {} });
+      expect(duplicate.status).toBe(409);
+      expect((await first).status).toBe(201);
+    });
   });
 });
