@@ -56,8 +56,7 @@ export class LabController {
   @Idempotent()
   async flaky(@Req() request: AuthenticatedRequest, @Headers('idempotency-key') key: string): Promise<object> {
     const payment = await this.write(request);
-    const attempt = (this.attempts.get(key) ?? 0) + 1;
-    this.attempts.set(key, attempt);
+    const attempt = this.nextAttempt(key);
     if (attempt === 1) throw new Error('transient failure after the write');
     return { attempt, paymentId: payment.id };
   }
@@ -202,8 +201,7 @@ export class LabController {
   @Post('lease-flaky')
   @Idempotent({ mode: 'lease', lease: '1s', renewLease: false })
   async leaseFlaky(@Headers('idempotency-key') key: string): Promise<object> {
-    const attempt = (this.attempts.get(key) ?? 0) + 1;
-    this.attempts.set(key, attempt);
+    const attempt = this.nextAttempt(key);
     await sleep(2_000);
     if (attempt === 1) throw new Error('the provider call failed');
     return { attempt };
@@ -213,8 +211,7 @@ export class LabController {
   @Post('lease-slow')
   @Idempotent({ mode: 'lease', lease: '1s' })
   async leaseSlow(@Headers('idempotency-key') key: string): Promise<object> {
-    const attempt = (this.attempts.get(key) ?? 0) + 1;
-    this.attempts.set(key, attempt);
+    const attempt = this.nextAttempt(key);
     await sleep(2_500);
     return { attempt };
   }
@@ -242,6 +239,13 @@ export class LabController {
     const payment = await this.write(request);
     await sleep(600);
     return payment;
+  }
+
+  /** Counts the executions of a key's handler on this instance: 1 for the first. */
+  private nextAttempt(key: string): number {
+    const attempt = (this.attempts.get(key) ?? 0) + 1;
+    this.attempts.set(key, attempt);
+    return attempt;
   }
 
   /** The baseline: the same write and read as `twin`, in a plain transaction, no idempotency. */
