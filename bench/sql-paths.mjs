@@ -104,7 +104,7 @@ const paths = {
   },
   'execute, as sent now (4 round trips): START TRANSACTION + EXECUTE lock + EXECUTE key_row, INSERT, SELECT, EXECUTE insert_outcome + COMMIT': async () => {
     const key = randomUUID();
-    await client.query(`START TRANSACTION; EXECUTE ${LOCK_KEY.name}(${literal(lockId())}); EXECUTE ${KEY_ROW.name}(${[key, 'sql-now', ENDPOINT].map(literal).join(', ')})`);
+    await client.query(`START TRANSACTION; EXECUTE ${LOCK_KEY.name}(${literal(lockId())}); EXECUTE ${KEY_ROW.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT].map(literal).join(', ')})`);
     await business('sql-now');
     await client.query(`EXECUTE ${INSERT_OUTCOME.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT, 201, HEADERS, BODY, 86_400_000].map(literal).join(', ')}); COMMIT`);
   },

@@ -26,7 +26,8 @@ interface KeyRow {
   response_headers: [string, string][] | null;
   response_body: Buffer | null;
   expired: boolean;
-  lease_ended: boolean;
+  /** Expired, or a lease that ended with this request's fingerprint. */
+  takeable: boolean;
   lease_seconds_left: number | null;
   expires_in_ms: string;
 }
@@ -85,15 +86,13 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
-   * Whether the key, its lock taken, is free for this request: no row, or one to take over (an
-   * expired row, or a lease that ended with the same fingerprint), which is deleted inside the
-   * key's transaction.
+   * Whether the key, its lock taken, is free for this request: no row, or a takeable one, which
+   * is deleted inside the key's transaction (one more round trip, only then).
    */
   private async clear(queryRunner: QueryRunner, row: KeyRow | undefined, request: KeyRequest): Promise<boolean> {
     if (!row) return true;
-    const endedLease = row.state === 'in_progress' && row.lease_ended && row.fingerprint.equals(request.fingerprint);
-    if (!row.expired && !endedLease) return false;
-    const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, [...this.keyRowParams(request), request.fingerprint]);
+    if (!row.takeable) return false;
+    const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, this.keyRowParams(request));
     return rowCount === 1;
   }
 
@@ -137,8 +136,8 @@ export class IdempotencyStore implements OnModuleInit {
     return [scopeLockId(scope), scope.key, scope.caller, scope.endpoint, fingerprint, ttlMs];
   }
 
-  private keyRowParams({ scope }: KeyRequest): unknown[] {
-    return [scope.key, scope.caller, scope.endpoint];
+  private keyRowParams({ scope, fingerprint }: KeyRequest): unknown[] {
+    return [scope.key, scope.caller, scope.endpoint, fingerprint];
   }
 
   /**

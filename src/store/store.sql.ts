@@ -11,12 +11,16 @@ import type { PreparedStatement } from './combined-statements.js';
 const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
 
 /**
- * Which conflicting row a reservation takes over: past its ttl, or a lease that ended (same
- * fingerprint). Any other conflicting row stands, and the reservation returns no row.
+ * Whether the row `k` may be taken over by a request whose fingerprint is `fingerprint`: past its
+ * ttl, or a lease that ended (same fingerprint). Any other row stands. The one statement of
+ * this rule: a lease reservation's ON CONFLICT, KEY_ROW's `takeable` and TAKE_OVER all use it.
  */
+function takeable(fingerprint: string): string {
+  return `(k.expires_at <= now() OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = ${fingerprint}))`;
+}
+
 const TAKEOVER = `
-    WHERE k.expires_at <= now()
-       OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
+    WHERE ${takeable('EXCLUDED.fingerprint')}`;
 
 /**
  * Transactional mode, first statement: the key's advisory lock, held until the transaction
@@ -31,35 +35,35 @@ export const LOCK_KEY: PreparedStatement = {
 
 /**
  * The row of a scoped key, live or not, and what stands in a reservation's way: completed (replay
- * it), under a running lease (409), expired or a lease that ended (a reservation takes it over).
- * Params: key, caller, endpoint.
+ * it), under a running lease (409), or `takeable` by this request (expired, or a lease that
+ * ended with the same fingerprint). Params: key, caller, endpoint, fingerprint.
  */
 export const KEY_ROW: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_key_row_v1',
-  types: ['varchar', 'text', 'text'],
+  name: 'nestjs_pg_idempotency_key_row_v2',
+  types: ['varchar', 'text', 'text', 'bytea'],
   text: `
 SELECT fingerprint, state, status, response_headers, response_body,
        expires_at <= now() AS expired,
-       coalesce(locked_until <= now(), false) AS lease_ended,
+       coalesce(${takeable('$4')}, false) AS takeable,
        ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
        floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
-FROM idempotency_keys
+FROM idempotency_keys AS k
 WHERE key = $1 AND caller = $2 AND endpoint = $3`,
 };
 
 /**
- * Transactional mode, when the key's lock was taken but an expired row or an ended lease (same
- * fingerprint) is in the way: deletes it inside the key's transaction (which keeps it row-locked
- * until the commit, so a stale lease holder cannot record over it). Returns one row when it did.
+ * Transactional mode, when the key's lock was taken but a takeable row is in the way: deletes it
+ * inside the key's transaction (which keeps it row-locked until the commit, so a stale lease
+ * holder cannot record over it). Returns one row when it did.
  * Params: key, caller, endpoint, fingerprint.
  */
 export const TAKE_OVER: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_take_over_v1',
+  name: 'nestjs_pg_idempotency_take_over_v2',
   types: ['varchar', 'text', 'text', 'bytea'],
   text: `
 DELETE FROM idempotency_keys AS k
 WHERE key = $1 AND caller = $2 AND endpoint = $3
-  AND (k.expires_at <= now() OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = $4))
+  AND ${takeable('$4')}
 RETURNING 1`,
 };
 
