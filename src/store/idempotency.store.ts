@@ -12,7 +12,7 @@ import type { KeyHold, KeyRequest } from './key-hold.js';
 import { runPrepared, startTransactionWith, usePreparedStatements } from './combined-statements.js';
 import { KeyLease } from './key-lease.js';
 import { KeyTransaction } from './key-transaction.js';
-import { LocalKeys } from './local-keys.js';
+import { type LocalHold, LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
@@ -75,7 +75,7 @@ export class IdempotencyStore implements OnModuleInit {
       ]);
       if (lock.locked === true && (await this.clear(queryRunner, row as KeyRow | undefined, request))) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
-        return { kind: 'held', hold: this.track(hold, request, startedAt, Infinity) };
+        return { kind: 'held', hold: this.track(hold, request, startedAt, this.local.hold(request.scope, request.fingerprint, Infinity)) };
       }
       await rollbackAndRelease(queryRunner);
       return this.found(row, request, startedAt);
@@ -111,7 +111,9 @@ export class IdempotencyStore implements OnModuleInit {
     try {
       const reserved = await runPrepared(queryRunner, RESERVE_LEASE, params);
       if (reserved.rows.length === 1) {
-        return { kind: 'held', hold: this.track(new KeyLease(this.dataSource, request, token, leaseMs, renew), request, startedAt, startedAt + leaseMs) };
+        const local = this.local.hold(request.scope, request.fingerprint, startedAt + leaseMs);
+        const lease = new KeyLease(this.dataSource, request, token, leaseMs, renew, (until) => local.extend(until));
+        return { kind: 'held', hold: this.track(lease, request, startedAt, local) };
       }
       const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));
       return this.found(rows[0], request, startedAt);
@@ -157,12 +159,12 @@ export class IdempotencyStore implements OnModuleInit {
 
   /**
    * Keeps this instance's knowledge of a held key: duplicates arriving here are answered without
-   * a round trip while it is held, and a recorded outcome is remembered for replays. Expiries
-   * are measured from `startedAt`, taken before the reservation, so they never outlast the row's.
+   * a round trip while it is held (`held`, this instance's mark on it), and a recorded outcome is
+   * remembered for replays. Expiries are measured from `startedAt`, taken before the
+   * reservation, so they never outlast the row's.
    */
-  private track(hold: KeyHold, request: KeyRequest, startedAt: number, heldUntil: number): KeyHold {
+  private track(hold: KeyHold, request: KeyRequest, startedAt: number, held: LocalHold): KeyHold {
     const { scope, fingerprint, ttlMs } = request;
-    const unhold = this.local.hold(scope, fingerprint, heldUntil);
     const local = this.local;
     return {
       get manager() {
@@ -177,14 +179,14 @@ export class IdempotencyStore implements OnModuleInit {
           if (completion === 'recorded') local.remember(scope, fingerprint, response, startedAt + ttlMs);
           return completion;
         } finally {
-          unhold();
+          held.end();
         }
       },
       async release() {
         try {
           await hold.release();
         } finally {
-          unhold();
+          held.end();
         }
       },
     };

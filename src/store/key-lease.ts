@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import type { DataSource } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
@@ -29,6 +30,11 @@ export class KeyLease implements KeyHold {
     /** The lease's length; renewed every third of it when `renew`. */
     private readonly leaseMs: number,
     renew: boolean,
+    /**
+     * Told, after each renewal, until when the lease now runs at the least (`performance.now()`
+     * time, taken before the renewal was sent, so never later than the row's `locked_until`).
+     */
+    private readonly onRenewed: (until: number) => void = () => undefined,
   ) {
     if (renew) {
       this.renewal = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
@@ -68,8 +74,10 @@ export class KeyLease implements KeyHold {
     this.renewing = true;
     try {
       const { key, caller, endpoint } = this.request.scope;
+      const sentAt = performance.now();
       const { rowCount } = await runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]);
-      if (rowCount === 0 && !this.ended) {
+      if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
+      else if (!this.ended) {
         clearInterval(this.renewal);
         logger.warn('a lease-mode key was taken over by another request while its holder still ran; its outcome will not be recorded');
       }

@@ -17,6 +17,13 @@ interface Completed {
   bytes: number;
 }
 
+/** This instance's hold on a key, as `LocalKeys.hold()` returns it. */
+export interface LocalHold {
+  /** The key stays held here until `until` (a renewed lease's new end), if that is later. */
+  extend(until: number): void;
+  end(): void;
+}
+
 interface InFlight {
   fingerprint: Buffer;
   /** Until when this instance holds the key (a lease's end; Infinity for a transaction). */
@@ -57,13 +64,19 @@ export class LocalKeys {
     return entry.fingerprint.equals(fingerprint) ? { kind: 'completed', response: entry.response } : { kind: 'mismatch' };
   }
 
-  /** Marks `scope` as held by this instance; the returned function ends that. */
-  hold(scope: KeyScope, fingerprint: Buffer, heldUntil: number): () => void {
+  /**
+   * Marks `scope` as held by this instance until `heldUntil`; the returned handle moves that
+   * later (a renewed lease) or ends it.
+   */
+  hold(scope: KeyScope, fingerprint: Buffer, heldUntil: number): LocalHold {
     const id = scopeText(scope);
-    const entry = { fingerprint, heldUntil };
+    const entry: InFlight = { fingerprint, heldUntil };
     this.inFlight.set(id, entry);
-    return () => {
-      if (this.inFlight.get(id) === entry) this.inFlight.delete(id);
+    return {
+      extend: (until) => void (entry.heldUntil = Math.max(entry.heldUntil, until)),
+      end: () => {
+        if (this.inFlight.get(id) === entry) this.inFlight.delete(id);
+      },
     };
   }
 

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keyRows, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
-import { newCaller, newKey, send, validPayment } from '../support/http.js';
+import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
+import { sentQueries } from '../support/sent-queries.js';
 
 async function refundsOf(paymentId: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
@@ -160,9 +161,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const left = await leaseSecondsLeft(caller);
       expect(left).not.toBeNull();
       expect(left!).toBeGreaterThan(0.2);
-      const retry = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} });
+      let retry!: Answer;
+      const sent = await sentQueries(async () => (retry = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} })));
       expect(retry.status).toBe(409);
       expect(Number(retry.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      // This instance knows its lease was renewed: the duplicate costs no round trip (renewals
+      // the holder sends meanwhile aside).
+      expect(sent.filter((text) => !text.includes('nestjs_pg_idempotency_renew_lease'))).toEqual([]);
       const outcome = await first;
       expect(outcome.status).toBe(201);
       expect(outcome.json).toEqual({ attempt: 1 });
