@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
 import { keyRows, paymentCount, sql, seedKeys } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
+import { HTTP_PLATFORMS } from '../support/apps.js';
 import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
 /** Every answer for one key: exactly one execution, the others 409 or byte-identical replays. */
@@ -20,85 +21,87 @@ function expectOneExecutionPerKey(answers: Array<{ key: string; answer: Answer }
   }
 }
 
-describe('a lease-mode request whose process is killed mid-handler', () => {
-  it('is taken over after the lease by a restarted process: one refund, one provider effect per derived key', async () => {
-    let demo: DemoProcess = await startDemoProcess({ DEMO_PROVIDER_LATENCY_MS: '20000', DEMO_LEASE_SECONDS: '2' });
-    try {
-      const caller = newCaller();
-      const paymentId = (await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;
-      const key = newKey();
-      const inFlight = send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 100 } }).catch((e: Error) => e);
-      // The provider has applied the refund and is slow to answer: the worst moment to die.
-      await waitFor('the provider to apply the refund', async () =>
-        (await sql('SELECT 1 FROM demo_provider_refunds WHERE payment_id = $1', [paymentId])).length === 1,
-      );
-      await demo.kill();
-      expect(await inFlight).toHaveProperty('code', 'ECONNRESET');
-      // Lease mode committed the reservation: the dead holder's row stays, leased, until its lease ends.
-      expect(await keyRows(caller)).toContainEqual(expect.objectContaining({ key, state: 'in_progress' }));
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  describe('a lease-mode request whose process is killed mid-handler', () => {
+    it('is taken over after the lease by a restarted process: one refund, one provider effect per derived key', async () => {
+      let demo: DemoProcess = await startDemoProcess({ DEMO_PROVIDER_LATENCY_MS: '20000', DEMO_LEASE_SECONDS: '2', DEMO_PLATFORM: platform });
+      try {
+        const caller = newCaller();
+        const paymentId = (await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;
+        const key = newKey();
+        const inFlight = send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 100 } }).catch((e: Error) => e);
+        // The provider has applied the refund and is slow to answer: the worst moment to die.
+        await waitFor('the provider to apply the refund', async () =>
+          (await sql('SELECT 1 FROM demo_provider_refunds WHERE payment_id = $1', [paymentId])).length === 1,
+        );
+        await demo.kill();
+        expect(await inFlight).toHaveProperty('code', 'ECONNRESET');
+        // Lease mode committed the reservation: the dead holder's row stays, leased, until its lease ends.
+        expect(await keyRows(caller)).toContainEqual(expect.objectContaining({ key, state: 'in_progress' }));
 
-      demo = await startDemoProcess({ DEMO_PROVIDER_LATENCY_MS: '0', DEMO_LEASE_SECONDS: '2' });
-      const url = `${demo.url}/payments/${paymentId}/refunds`;
-      const early = await send(url, { key, caller, body: { amount: 100 } });
-      if (early.status === 409) {
-        expect(Number(early.headers['retry-after'])).toBeLessThanOrEqual(2);
-        await sleep(Number(early.headers['retry-after']) * 1000 + 100);
+        demo = await startDemoProcess({ DEMO_PROVIDER_LATENCY_MS: '0', DEMO_LEASE_SECONDS: '2', DEMO_PLATFORM: platform });
+        const url = `${demo.url}/payments/${paymentId}/refunds`;
+        const early = await send(url, { key, caller, body: { amount: 100 } });
+        if (early.status === 409) {
+          expect(Number(early.headers['retry-after'])).toBeLessThanOrEqual(2);
+          await sleep(Number(early.headers['retry-after']) * 1000 + 100);
+        }
+        const retry = early.status === 409 ? await send(url, { key, caller, body: { amount: 100 } }) : early;
+        expect(retry.status).toBe(201);
+        expect(retry.headers['idempotent-replayed']).toBeUndefined();
+        const [{ n: refunds }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
+        expect(Number(refunds)).toBe(1);
+        const ledger = await sql('SELECT idempotency_key, calls FROM demo_provider_refunds WHERE payment_id = $1', [paymentId]);
+        expect(ledger).toHaveLength(1);
+        expect(ledger[0].calls).toBe(2);
+        const replay = await send(url, { key, caller, body: { amount: 100 } });
+        expect(replay.body.equals(retry.body)).toBe(true);
+      } finally {
+        await demo.kill();
       }
-      const retry = early.status === 409 ? await send(url, { key, caller, body: { amount: 100 } }) : early;
-      expect(retry.status).toBe(201);
-      expect(retry.headers['idempotent-replayed']).toBeUndefined();
-      const [{ n: refunds }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
-      expect(Number(refunds)).toBe(1);
-      const ledger = await sql('SELECT idempotency_key, calls FROM demo_provider_refunds WHERE payment_id = $1', [paymentId]);
-      expect(ledger).toHaveLength(1);
-      expect(ledger[0].calls).toBe(2);
-      const replay = await send(url, { key, caller, body: { amount: 100 } });
-      expect(replay.body.equals(retry.body)).toBe(true);
-    } finally {
-      await demo.kill();
-    }
-  });
-});
-
-describe('three app processes on one PostgreSQL', () => {
-  let demos: DemoProcess[] = [];
-  beforeAll(async () => {
-    const env = { DEMO_LATENCY_MS: '200', DEMO_PROVIDER_LATENCY_MS: '200', DEMO_LEASE_SECONDS: '30' };
-    demos = await Promise.all([startDemoProcess(env), startDemoProcess(env), startDemoProcess(env)]);
-  });
-  afterAll(async () => {
-    const codes = await Promise.all(demos.map((demo) => demo.stop()));
-    expect(codes).toEqual([0, 0, 0]);
+    });
   });
 
-  async function storm(path: (key: string) => string, caller: string, body: object): Promise<string[]> {
-    const keys = Array.from({ length: 20 }, () => newKey());
-    const answers = await Promise.all(
-      keys.flatMap((key, k) =>
-        Array.from({ length: 10 }, (_, i) =>
-          send(`${demos[(k + i) % 3].url}${path(key)}`, { key, caller, body }).then((answer) => ({ key, answer })),
+  describe('three app processes on one PostgreSQL', () => {
+    let demos: DemoProcess[] = [];
+    beforeAll(async () => {
+      const env = { DEMO_LATENCY_MS: '200', DEMO_PROVIDER_LATENCY_MS: '200', DEMO_LEASE_SECONDS: '30', DEMO_PLATFORM: platform };
+      demos = await Promise.all([startDemoProcess(env), startDemoProcess(env), startDemoProcess(env)]);
+    });
+    afterAll(async () => {
+      const codes = await Promise.all(demos.map((demo) => demo.stop()));
+      expect(codes).toEqual([0, 0, 0]);
+    });
+
+    async function storm(path: (key: string) => string, caller: string, body: object): Promise<string[]> {
+      const keys = Array.from({ length: 20 }, () => newKey());
+      const answers = await Promise.all(
+        keys.flatMap((key, k) =>
+          Array.from({ length: 10 }, (_, i) =>
+            send(`${demos[(k + i) % 3].url}${path(key)}`, { key, caller, body }).then((answer) => ({ key, answer })),
+          ),
         ),
-      ),
-    );
-    expect(answers).toHaveLength(200);
-    expectOneExecutionPerKey(answers, keys);
-    return keys;
-  }
+      );
+      expect(answers).toHaveLength(200);
+      expectOneExecutionPerKey(answers, keys);
+      return keys;
+    }
 
-  it('transactional mode: 200 concurrent requests, 20 keys × 10: exactly 20 payments', async () => {
-    const caller = newCaller();
-    await storm(() => '/payments', caller, validPayment);
-    expect(await paymentCount(caller)).toBe(20);
-  });
+    it('transactional mode: 200 concurrent requests, 20 keys × 10: exactly 20 payments', async () => {
+      const caller = newCaller();
+      await storm(() => '/payments', caller, validPayment);
+      expect(await paymentCount(caller)).toBe(20);
+    });
 
-  it('lease mode: 200 concurrent refund requests, 20 keys × 10: exactly 20 refunds and 20 provider effects', async () => {
-    const caller = newCaller();
-    const paymentId = (await send(`${demos[0].url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;
-    await storm(() => `/payments/${paymentId}/refunds`, caller, { amount: 1 });
-    const [{ n }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
-    expect(Number(n)).toBe(20);
-    const ledger = await sql('SELECT calls FROM demo_provider_refunds WHERE payment_id = $1', [paymentId]);
-    expect(ledger.map((row) => row.calls)).toEqual(Array(20).fill(1));
+    it('lease mode: 200 concurrent refund requests, 20 keys × 10: exactly 20 refunds and 20 provider effects', async () => {
+      const caller = newCaller();
+      const paymentId = (await send(`${demos[0].url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;
+      await storm(() => `/payments/${paymentId}/refunds`, caller, { amount: 1 });
+      const [{ n }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
+      expect(Number(n)).toBe(20);
+      const ledger = await sql('SELECT calls FROM demo_provider_refunds WHERE payment_id = $1', [paymentId]);
+      expect(ledger.map((row) => row.calls)).toEqual(Array(20).fill(1));
+    });
   });
 });
 
