@@ -18,7 +18,8 @@ async function main(): Promise<void> {
   try {
     const app = await createDemoApp({ ...config, databaseUrl: config.databaseUrl ?? embedded!.url });
     await app.listen(config.port, '127.0.0.1');
-    const url = `http://127.0.0.1:${config.port}`;
+    // PORT=0 lets the system pick a free port: print the one actually bound.
+    const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
     console.log(`Demo payments API listening on ${url}`);
     console.log(
       `Try it (run it twice):\n  curl -i -X POST ${url}/payments -H 'Authorization: Bearer alice' ` +

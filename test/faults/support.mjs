@@ -1,50 +1,16 @@
 // Shared pieces of the fault harness: demo processes, a retrying client, SQL, assertions.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { freePort } from '../../dist/esm/demo/database/free-port.js';
+import { startDemoProcess } from '../support/demo-process.cjs';
 
 /** Counts what the harness did, for the summary. */
 export const stats = { requests: 0, retries: 0, duplicates: 0, lostWrites: 0 };
 
-/** Starts the built demo as its own process; `port` reuses a port (a restart). */
-export async function startDemo(databaseUrl, env = {}, reusedPort = undefined) {
-  const port = reusedPort ?? (await freePort());
-  const child = spawn(process.execPath, ['dist/esm/demo/main.js'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), IDEMPOTENCY_SWEEP_INTERVAL_MS: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const exited = once(child, 'exit');
-  const deadline = Date.now() + 30_000;
-  while (!output.includes('listening on')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the demo did not start:\n${output}`);
-    }
-    await sleep(50);
-  }
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    output: () => output,
-    kill: async () => {
-      child.kill('SIGKILL');
-      await exited;
-    },
-    stop: async () => {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-      return child.exitCode;
-    },
-  };
+/** Starts the built demo as its own process; `reusedPort` restarts it on the same address. */
+export function startDemo(databaseUrl, env = {}, reusedPort = undefined) {
+  return startDemoProcess({ databaseUrl, env, port: reusedPort });
 }
 
 /** One HTTP request; `headers` may hold arrays (several header lines). Never throws on HTTP status. */

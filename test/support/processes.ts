@@ -1,54 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../src/demo/database/free-port.js';
 import { databaseUrl } from './apps.js';
+import { type DemoProcess, startDemoProcess as startDemo } from './demo-process.cjs';
 
-/** A demo app running as its own OS process (`npm start`'s entry point, built). */
-export interface DemoProcess {
-  url: string;
-  child: ChildProcess;
-  output(): string;
-  /** SIGTERM, and resolves with the exit code once it exited. */
-  stop(): Promise<number | null>;
-  kill(): Promise<void>;
-}
+export type { DemoProcess };
 
-/** Starts `node dist/esm/demo/main.js` on the test database with `env` and waits until it listens. */
-export async function startDemoProcess(env: Record<string, string> = {}): Promise<DemoProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['dist/esm/demo/main.js'], {
-    env: { ...process.env, DATABASE_URL: databaseUrl(), PORT: String(port), IDEMPOTENCY_SWEEP_INTERVAL_MS: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!output.includes('listening on')) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the demo did not start:\n${output}`);
-    }
-    await sleep(50);
-  }
-  const exited = once(child, 'exit');
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    output: () => output,
-    stop: async () => {
-      child.kill('SIGTERM');
-      const timeout = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timeout);
-      return child.exitCode;
-    },
-    kill: async () => {
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
+/** Starts the built demo (`npm start`'s entry point) on the test database with `env` and waits until it listens. */
+export function startDemoProcess(env: Record<string, string> = {}): Promise<DemoProcess> {
+  return startDemo({ databaseUrl: databaseUrl(), env });
 }
 
 /** Polls `check` every 20 ms until it returns a value other than undefined/false, or fails after `ms`. */
