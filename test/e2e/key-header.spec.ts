@@ -103,6 +103,20 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await paymentCount(caller)).toBe(1);
     });
 
+    it("a body over the platform's limit: 413 problem+json from the demo, nothing runs, no key row", async () => {
+      const caller = newCaller();
+      const answer = await send(`${demo.url}/payments`, {
+        key: newKey(),
+        caller,
+        body: { ...validPayment, pad: 'x'.repeat(2_000_000) },
+      });
+      expect(answer.status).toBe(413);
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(answer.json).toMatchObject({ status: 413, title: 'Payload Too Large' });
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    });
+
     it('control characters never reach the module: Node refuses the header line', async () => {
       const status = await new Promise<number | string>((resolve) => {
         const url = new URL(`${demo.url}/payments`);

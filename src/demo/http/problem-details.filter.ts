@@ -5,7 +5,8 @@ import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../problems.js';
 /**
  * Answers every error of the demo as RFC 9457 `application/problem+json`: the module's own
  * problems as they are, other HTTP errors (validation, 401, bad JSON, 413) with their status,
- * anything else as a 500 that reveals nothing. It answers through the app's HTTP adapter, so it
+ * whether Nest or the platform's body parser raised them, anything else as a 500 that reveals
+ * nothing. It answers through the app's HTTP adapter, so it
  * works the same on Express and Fastify.
  */
 @Catch()
@@ -36,7 +37,24 @@ export class ProblemDetailsFilter implements ExceptionFilter {
         ...(errors && { errors }),
       };
     }
+    const clientError = clientErrorStatus(exception);
+    if (clientError) {
+      const title = STATUS_CODES[clientError] ?? 'Error';
+      return { type: 'about:blank', title, status: clientError, detail: (exception as Error).message || title };
+    }
     this.logger.error(exception instanceof Error ? exception.stack : String(exception));
     return { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'the server failed; retry later' };
   }
+}
+
+/**
+ * The 4xx status of an error the HTTP layer raised before Nest wrapped it (NestJS 11 passes
+ * body-parser's and raw-body's `http-errors` through, e.g. 413 for a body over the limit;
+ * Fastify's errors carry `statusCode`), or undefined.
+ */
+function clientErrorStatus(exception: unknown): number | undefined {
+  if (!(exception instanceof Error)) return undefined;
+  const { status, statusCode } = exception as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === 'number' ? status : statusCode;
+  return typeof code === 'number' && code >= 400 && code < 500 ? code : undefined;
 }
