@@ -5,7 +5,9 @@
  * Every `@nestjs/*` and `typeorm` import, from src/, test/ and inside those packages, is mapped
  * to compat/nest11/node_modules; everything else (rxjs, reflect-metadata, pg, class-validator,
  * class-transformer) resolves from the root install, one copy each, as in an app.
- * test/unit/loaded-versions.spec.ts checks what was loaded.
+ * test/unit/loaded-versions.spec.ts checks what was loaded. The suites that spawn the built demo
+ * (crash, processes) run it on the same stack: the global setup sets DEMO_STACK=nest11
+ * (test/support/demo-process.cjs).
  */
 import base from './jest.config.mjs';
 
@@ -19,9 +21,6 @@ export default {
     '^typeorm$': `${compat}/typeorm`,
     '^typeorm/(.*)$': `${compat}/typeorm/$1`,
   },
-  // crash and processes spawn the built demo (dist/esm/demo/main.js), which loads the root
-  // install's NestJS 12 and TypeORM 1: they would prove nothing more here.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/crash\\.spec\\.ts$', '<rootDir>/test/e2e/processes\\.spec\\.ts$'],
   // NestJS 11 is CommonJS: nothing under node_modules needs compiling (NestJS 12's ESM did).
   transformIgnorePatterns: ['/node_modules/'],
   globals: { ...base.globals, EXPECTED_STACK: { '@nestjs/core': '11.', typeorm: '0.3.' } },

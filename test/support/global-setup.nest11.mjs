@@ -13,5 +13,7 @@ export default async function globalSetupNest11() {
   }
   const versions = PACKAGES.map((name) => `${name}@${JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')).version}`);
   process.stdout.write(`\nSuites load compat/nest11: ${versions.join(', ')}\n`);
+  // The demo processes the suites spawn (test/support/demo-process.cjs) load it too.
+  process.env.DEMO_STACK = 'nest11';
   await globalSetup();
 }
