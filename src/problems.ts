@@ -45,16 +45,23 @@ export interface ProblemDetails {
  */
 export class IdempotencyProblem extends HttpException {
   readonly problem: ProblemDetails;
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(
-    type: ProblemType,
-    detail: string,
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
+  constructor(type: ProblemType, detail: string, headers: Readonly<Record<string, string>> = {}) {
     const { status, title } = PROBLEMS[type];
     const problem = { type, title, status, detail };
-    super(problem, status);
+    // A problem is an answer to the client, not a fault of the server: its stack would name only
+    // the framework's frames, and capturing it is most of what constructing one costs (a storm of
+    // duplicates answered 409 builds thousands). Only the message line is kept.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(problem, status);
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
     this.name = 'IdempotencyProblem';
     this.problem = problem;
+    this.headers = headers;
   }
 }
