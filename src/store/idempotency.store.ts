@@ -111,8 +111,11 @@ export class IdempotencyStore implements OnModuleInit {
     try {
       const reserved = await runPrepared(queryRunner, RESERVE_LEASE, params);
       if (reserved.rows.length === 1) {
-        const local = this.local.hold(request.scope, request.fingerprint, startedAt + leaseMs);
-        const lease = new KeyLease(this.dataSource, request, token, leaseMs, renew, (until) => local.extend(until));
+        // Held here no longer than the row is: its lease, renewed, but never past its expiry,
+        // after which any request may take the row over.
+        const expiresAt = startedAt + request.ttlMs;
+        const local = this.local.hold(request.scope, request.fingerprint, Math.min(startedAt + leaseMs, expiresAt));
+        const lease = new KeyLease(this.dataSource, request, token, leaseMs, renew, (until) => local.extend(Math.min(until, expiresAt)));
         return { kind: 'held', hold: this.track(lease, request, startedAt, local) };
       }
       const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));
