@@ -27,6 +27,12 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
 };
 
+/** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */
+const stackTraceLimitWritable = (() => {
+  const descriptor = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
+  return descriptor?.writable === true || typeof descriptor?.set === 'function';
+})();
+
 /** The media type of every problem body. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -50,15 +56,17 @@ export class IdempotencyProblem extends HttpException {
   constructor(type: ProblemType, detail: string, headers: Readonly<Record<string, string>> = {}) {
     const { status, title } = PROBLEMS[type];
     const problem = { type, title, status, detail };
-    // A problem is an answer to the client, not a fault of the server: its stack would name only
-    // the framework's frames, and capturing it is most of what constructing one costs (a storm of
-    // duplicates answered 409 builds thousands). Only the message line is kept.
+    // A 4xx problem is an answer to the client, not a fault of the server: its stack would name
+    // only the framework's frames, and capturing it is most of what constructing one costs (a
+    // storm of duplicates answered 409 builds thousands). Only its message line is kept. 5xx
+    // problems keep their stack, for error trackers.
+    const quiet = status < 500 && stackTraceLimitWritable;
     const stackTraceLimit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
+    if (quiet) Error.stackTraceLimit = 0;
     try {
       super(problem, status);
     } finally {
-      Error.stackTraceLimit = stackTraceLimit;
+      if (quiet) Error.stackTraceLimit = stackTraceLimit;
     }
     this.name = 'IdempotencyProblem';
     this.problem = problem;
