@@ -29,6 +29,19 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(replay.body.equals(retry.body)).toBe(true);
     });
 
+    it("an upstream's 4xx thrown as a plain error (an HTTP client's) is the server's failure: 500, not stored, the retry runs", async () => {
+      const caller = newCaller();
+      const key = newKey();
+      for (let i = 0; i < 2; i++) {
+        const answer = await send(`${lab.url}/lab/upstream-refused`, { key, caller, body: {} });
+        expect(answer.status).toBe(500);
+        expect(answer.json.detail).not.toContain('status code 401');
+        expect(answer.headers['idempotent-replayed']).toBeUndefined();
+      }
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    });
+
     it('a thrown non-HTTP error is never stored: every retry runs again', async () => {
       const caller = newCaller();
       const key = newKey();

@@ -51,6 +51,14 @@ export class LabController {
     throw new Error('the card processor is down');
   }
 
+  /** Fails after writing with an upstream's 401 the way HTTP clients report it (an Error with a `status`). */
+  @Post('upstream-refused')
+  @Idempotent()
+  async upstreamRefused(@Req() request: AuthenticatedRequest): Promise<never> {
+    await this.write(request);
+    throw Object.assign(new Error('Request failed with status code 401'), { status: 401, code: 'ERR_BAD_REQUEST' });
+  }
+
   /** Fails after writing on the first attempt of a key, succeeds on the next. */
   @Post('flaky')
   @Idempotent()

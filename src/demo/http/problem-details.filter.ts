@@ -48,13 +48,16 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 }
 
 /**
- * The 4xx status of an error the HTTP layer raised before Nest wrapped it (NestJS 11 passes
- * body-parser's and raw-body's `http-errors` through, e.g. 413 for a body over the limit;
- * Fastify's errors carry `statusCode`), or undefined.
+ * The 4xx status of an error the HTTP layer raised before Nest wrapped it, or undefined: NestJS 11
+ * passes body-parser's and raw-body's errors through (`http-errors`, marked `expose`, e.g. 413 for
+ * a body over the limit), and Fastify's own carry a `FST_` code and a `statusCode`. Other errors
+ * with a 4xx `status` (an HTTP client's error for an upstream's 401, say) stay 500s: they are the
+ * server's failure, not the request's, and must not be recorded as a deterministic answer.
  */
 function clientErrorStatus(exception: unknown): number | undefined {
   if (!(exception instanceof Error)) return undefined;
-  const { status, statusCode } = exception as { status?: unknown; statusCode?: unknown };
-  const code = typeof status === 'number' ? status : statusCode;
-  return typeof code === 'number' && code >= 400 && code < 500 ? code : undefined;
+  const { status, statusCode, expose, code } = exception as { status?: unknown; statusCode?: unknown; expose?: unknown; code?: unknown };
+  const raisedByHttpLayer = expose === true || (typeof code === 'string' && code.startsWith('FST_'));
+  const value = typeof status === 'number' ? status : statusCode;
+  return raisedByHttpLayer && typeof value === 'number' && value >= 400 && value < 500 ? value : undefined;
 }
