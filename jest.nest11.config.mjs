@@ -3,8 +3,9 @@
  * compat/nest11 (`npm run test:nest11` installs it with `npm ci` and runs this config).
  *
  * Every `@nestjs/*` and `typeorm` import, from src/, test/ and inside those packages, is mapped
- * to compat/nest11/node_modules; everything else (rxjs, reflect-metadata, pg, class-validator,
- * class-transformer) resolves from the root install, one copy each, as in an app.
+ * to compat/nest11/node_modules; everything else (rxjs, pg, class-validator, class-transformer)
+ * resolves from the root install, one copy each, as in an app (reflect-metadata too, plus TypeORM
+ * 0.3's copy in compat/nest11: the same 0.2 version, which shares one metadata registry).
  * test/unit/loaded-versions.spec.ts checks what was loaded. The suites that spawn the built demo
  * (crash, processes) run it on the same stack: the global setup sets DEMO_STACK=nest11
  * (test/support/demo-process.cjs).

@@ -5,10 +5,20 @@ export function initialize({ compat }) {
   parentURL = new URL('package.json', compat).href;
 }
 
-/** `@nestjs/*` and `typeorm` (and their subpaths) resolve as if imported from compat/nest11. */
-export function resolve(specifier, context, next) {
-  if (/^(?:@nestjs\/|typeorm(?:\/|$))/.test(specifier) && !context.parentURL?.includes('/compat/nest11/')) {
-    return next(specifier, { ...context, parentURL });
+let reported = false;
+
+/**
+ * `@nestjs/*` and `typeorm` (and their subpaths) resolve as if imported from compat/nest11. The
+ * first `@nestjs/core` resolved is reported on stderr: the proof that the demo loads it from there.
+ */
+export async function resolve(specifier, context, next) {
+  if (!/^(?:@nestjs\/|typeorm(?:\/|$))/.test(specifier) || context.parentURL?.includes('/compat/nest11/')) {
+    return next(specifier, context);
   }
-  return next(specifier, context);
+  const resolved = await next(specifier, { ...context, parentURL });
+  if (specifier === '@nestjs/core' && !reported) {
+    reported = true;
+    process.stderr.write(`nest11-stack: @nestjs/core resolved to ${resolved.url}\n`);
+  }
+  return resolved;
 }

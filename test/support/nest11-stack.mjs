@@ -1,8 +1,9 @@
 // `node --import ./test/support/nest11-stack.mjs dist/esm/demo/main.js`: the built demo on
 // NestJS 11 and TypeORM 0.3 from compat/nest11 (`npm run test:nest11` installs it), the way
 // jest.nest11.config.mjs maps the suites onto them. Every `@nestjs/*` and `typeorm` import the
-// demo and the library make resolves from compat/nest11/node_modules; everything else (rxjs,
-// reflect-metadata, pg, class-validator …) from the root install, one copy each, as in an app.
+// demo and the library make resolves from compat/nest11/node_modules; everything else (rxjs, pg,
+// class-validator …) from the root install, as in an app (reflect-metadata also has TypeORM
+// 0.3's copy there, the same 0.2 version, which shares one metadata registry between copies).
 import { existsSync, readFileSync } from 'node:fs';
 import { register } from 'node:module';
 
