@@ -72,7 +72,8 @@ export function printReport(results, host) {
 
   const byConcurrency = (runs, c) => summarize(runs.filter((r) => r.connections === c));
   const t = {};
-  for (const scenario of ['baseline', 'execute', 'replay']) {
+  const scenarios = ['baseline', 'keyInsert', 'keyReservation', 'execute', 'replay'];
+  for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
@@ -117,8 +118,14 @@ export function printReport(results, host) {
       fixed(median(s.othersCores), 2),
     ]);
   };
-  const named = { baseline: 'baseline: plain transaction', execute: 'execute path: fresh key', replay: 'replay path: one key' };
-  for (const c of [1, 32]) for (const scenario of ['baseline', 'execute', 'replay']) add(named[scenario], t[`${scenario}${c}`]);
+  const named = {
+    baseline: 'baseline: plain transaction',
+    keyInsert: "baseline + the key row's INSERT only, no module",
+    keyReservation: "baseline + the key's statements, no module",
+    execute: 'execute path: fresh key',
+    replay: 'replay path: one key',
+  };
+  for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
   const latency = `, handler +${settings.stormLatencyMs} ms`;
   add(`steady fresh keys, no storm${latency}`, storm.alone);
   add(`steady fresh keys, during duplicate storm${latency}`, storm.during);
@@ -132,7 +139,12 @@ export function printReport(results, host) {
       'HTTP responses that server finished in the same window. CPU: user + system time of the server process, and of ' +
       'the PostgreSQL postmaster with all its children, over the same responses. In the storm rows the storm\'s ' +
       'requests are counted too; in the sweep row, the sweeper\'s statements and CPU are. Other load: CPU used by ' +
-      'processes outside the bench (and the kernel) during the measurement, the noise it suffered.',
+      'processes outside the bench (and the kernel) during the measurement, the noise it suffered. "Baseline + the ' +
+      'key\'s statements": the baseline\'s handler sending, in its own transaction and round trips, the statements ' +
+      'transactional mode sends for a fresh key (the key\'s lock and row lookup, the key row\'s INSERT), with no ' +
+      'module code: the ceiling of this design. "Baseline + the key row\'s INSERT only": the same with the INSERT ' +
+      'alone (no lock, no lookup: not a correct design, the ceiling of any that records the key in the handler\'s ' +
+      'transaction).',
   );
   line();
 
@@ -155,6 +167,9 @@ export function printReport(results, host) {
   for (const c of [1, 32]) {
     addRatio(`replay path / baseline req/s, concurrency ${c}`, perRound(atConcurrency('replay', c), atConcurrency('baseline', c), 'rps'), TARGETS.replay);
   }
+  addRatio("baseline + the key row's INSERT only (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyInsert', 32), atConcurrency('baseline', 32), 'rps'), null);
+  addRatio("baseline + the key's statements (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyReservation', 32), atConcurrency('baseline', 32), 'rps'), null);
+  addRatio("execute path / baseline + the key's statements req/s, concurrency 32", perRound(atConcurrency('execute', 32), atConcurrency('keyReservation', 32), 'rps'), null);
   addRatio('steady p99 during duplicate storm / without', perRound(results.storm.during, results.storm.alone, 'p99'), TARGETS.storm, true);
   addRatio('steady p99 during unauthenticated storm (control) / without', perRound(results.storm.control, results.storm.alone, 'p99'), null);
   addRatio('live-insert p99 during sweep / without (median round)', sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [], null);
@@ -212,7 +227,7 @@ export function printReport(results, host) {
   line('## SQL statements per request');
   line();
   const statementRows = [];
-  for (const scenario of ['baseline', 'execute', 'replay']) {
+  for (const scenario of scenarios) {
     const [c1, c32] = [t[`${scenario}1`], t[`${scenario}32`]];
     for (const [statement, { perResponse }] of Object.entries(c32.statements)) {
       if (perResponse < 0.005) continue;

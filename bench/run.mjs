@@ -46,8 +46,10 @@ try {
   log(`PostgreSQL ${database.version}, ${database.kind}`);
   const serverEnv = { DATABASE_URL: database.url };
   log('starting the servers and drivers');
-  const [baseline, module, stormServer, load, storm] = await Promise.all([
+  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv }),
+    start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' } }),
+    start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' } }),
     start('servers/module.mjs', { name: 'module server', env: serverEnv }),
     start('servers/module.mjs', {
       name: 'module server (storm)',
@@ -81,7 +83,7 @@ try {
     return { name, ...measured, warmup, cpu: usage, server: stats, side };
   }
 
-  const results = { settings, throughput: { baseline: [], execute: [], replay: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
 
   // 0. Once, before anything is measured: every server runs each of its paths under load for
   // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
@@ -89,6 +91,7 @@ try {
   const jitWarmup = { connections: 32, seconds: settings.jitWarmupSeconds };
   log(`warming up every server for ${settings.jitWarmupSeconds} s per path (not measured)`);
   await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
+  for (const floor of [keyReservation, keyInsert]) await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
@@ -102,6 +105,8 @@ try {
     for (const connections of [1, 32]) {
       const tag = `c${connections}`;
       results.throughput.baseline.push(await measure(`round ${round}: baseline`, baseline, { connections, mode: 'none', token: `bench-${run}-baseline-${tag}` }));
+      results.throughput.keyReservation.push(await measure(`round ${round}: baseline + the key's statements`, keyReservation, { connections, mode: 'none', token: `bench-${run}-key-statements-${tag}` }));
+      results.throughput.keyInsert.push(await measure(`round ${round}: baseline + the key row's INSERT`, keyInsert, { connections, mode: 'none', token: `bench-${run}-key-insert-${tag}` }));
       results.throughput.execute.push(await measure(`round ${round}: execute path`, module, { connections, mode: 'fresh', token: `bench-${run}-execute-${tag}` }));
       if (!replayKeys.has(connections)) {
         const replay = { token: `bench-${run}-replay-${tag}`, key: randomUUID() };
@@ -184,7 +189,7 @@ try {
   const host = await machine(database);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
-  await Promise.all([baseline, module, stormServer, load, storm].map((child) => child.kill()));
+  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm].map((child) => child.kill()));
   status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));

@@ -1,0 +1,62 @@
+// The demo's Nest setup without the module: the same TypeORM options and pool, ValidationPipe,
+// problem filter, bearer guard, DTO and entity, and a POST /payments whose body is `create`.
+// Decorators are applied by hand, as TypeScript would compile them. Both bench servers that
+// compare against the module build on it: the baseline and the key-statements floor.
+import { Body, Controller, Inject, Module, Post, Req, UseGuards, ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { serve } from './common.mjs';
+import { CreateIdempotencyKeys1795996800000 } from '../../dist/esm/index.js';
+import { BearerAuthGuard } from '../../dist/esm/demo/http/bearer-auth.guard.js';
+import { ProblemDetailsFilter } from '../../dist/esm/demo/http/problem-details.filter.js';
+import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dto.js';
+import { CreatePayments1795996800001 } from '../../dist/esm/demo/payments/create-payments.migration.js';
+import { Payment } from '../../dist/esm/demo/payments/payment.entity.js';
+
+/** Serves the app; `create(dataSource, dto, request)` answers POST /payments with a payment. */
+export async function servePlainApp(databaseUrl, create) {
+  class PlainPaymentsController {
+    constructor(dataSource) {
+      this.dataSource = dataSource;
+    }
+
+    create(dto, request) {
+      return create(this.dataSource, dto, request);
+    }
+  }
+  const prototype = PlainPaymentsController.prototype;
+  Inject(DataSource)(PlainPaymentsController, undefined, 0);
+  Body()(prototype, 'create', 0);
+  Req()(prototype, 'create', 1);
+  Reflect.defineMetadata('design:paramtypes', [CreatePaymentDto, Object], prototype, 'create');
+  Reflect.decorate([Post()], prototype, 'create', Object.getOwnPropertyDescriptor(prototype, 'create'));
+  Reflect.decorate([Controller('payments'), UseGuards(BearerAuthGuard)], PlainPaymentsController);
+
+  class PlainModule {}
+  Reflect.decorate(
+    [
+      Module({
+        imports: [
+          TypeOrmModule.forRoot({
+            type: 'postgres',
+            url: databaseUrl,
+            entities: [Payment],
+            migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+            migrationsRun: true,
+            extra: { max: 20 },
+          }),
+        ],
+        controllers: [PlainPaymentsController],
+      }),
+    ],
+    PlainModule,
+  );
+
+  const app = await NestFactory.create(PlainModule, { logger: ['error'] });
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
+  app.useGlobalFilters(new ProblemDetailsFilter());
+  await serve(app);
+}
+
+export { Payment };
