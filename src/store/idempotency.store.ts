@@ -101,7 +101,7 @@ export class IdempotencyStore implements OnModuleInit {
    * fresh fencing token, renewed while the holder runs when `renew`. No connection is held while
    * the handler runs.
    */
-  async reserveLease(request: KeyRequest, leaseMs: number, renew = true): Promise<Reservation> {
+  async reserveLease(request: KeyRequest, leaseMs: number, renew: boolean): Promise<Reservation> {
     const startedAt = performance.now();
     const known = this.local.lookup(request.scope, request.fingerprint, startedAt);
     if (known) return known;

@@ -34,7 +34,7 @@ export class KeyLease implements KeyHold {
      * Told, after each renewal, until when the lease now runs at the least (`performance.now()`
      * time, taken before the renewal was sent, so never later than the row's `locked_until`).
      */
-    private readonly onRenewed: (until: number) => void = () => undefined,
+    private readonly onRenewed: (until: number) => void,
   ) {
     if (renew) {
       this.renewal = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));

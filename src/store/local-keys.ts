@@ -44,8 +44,11 @@ export class LocalKeys {
 
   constructor(private readonly limits: Required<ReplayCacheOptions> | false) {}
 
-  /** What is known here about `scope`, or `undefined` when PostgreSQL must be asked. */
-  lookup(scope: KeyScope, fingerprint: Buffer, now = Date.now()): Reservation | undefined {
+  /**
+   * What is known here about `scope` at `now`, or `undefined` when PostgreSQL must be asked.
+   * Every time here (`now`, `heldUntil`, `expiresAt`) is on the `performance.now()` clock.
+   */
+  lookup(scope: KeyScope, fingerprint: Buffer, now: number): Reservation | undefined {
     const id = scopeText(scope);
     const held = this.inFlight.get(id);
     if (held && held.heldUntil > now) {
@@ -80,7 +83,7 @@ export class LocalKeys {
     };
   }
 
-  /** Remembers a completed outcome until `expiresAt` (this process's clock). */
+  /** Remembers a completed outcome until `expiresAt`. */
   remember(scope: KeyScope, fingerprint: Buffer, response: StoredResponse, expiresAt: number): void {
     if (!this.limits) return;
     const id = scopeText(scope);
@@ -114,5 +117,3 @@ function ownCopy(buffer: Buffer): Buffer {
   buffer.copy(copy);
   return copy;
 }
-
-
