@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 
 /** What a client sees of a response. */
 export interface Answer {
@@ -48,6 +49,27 @@ export function send(url: string, { method = 'POST', key, caller = 'alice', body
     });
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/**
+ * Sends `head` (request line and header lines, CRLF-terminated, without the blank line) and
+ * `body` as raw bytes over a new connection, so bytes a client library would refuse to send
+ * (control characters in a header) reach the server. Resolves with the response's status code.
+ */
+export function sendRawBytes(url: string, head: string, body = ''): Promise<number> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const statusLine = /^HTTP\/1\.1 (\d{3})/.exec(Buffer.concat(chunks).toString('latin1'));
+      if (statusLine) resolve(Number(statusLine[1]));
+      else reject(new Error('the server closed the connection without a response'));
+    });
+    socket.write(Buffer.from(`${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 'latin1'));
   });
 }
 
