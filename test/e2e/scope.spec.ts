@@ -51,6 +51,16 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(second.headers['idempotent-replayed']).toBeUndefined();
       expect(second.json).toEqual({ length: suffix.length + 3 });
     });
+
+    it('nor does a separator: (caller "…:a", key "b:…") is not (caller "…", key "a:b:…")', async () => {
+      const base = newCaller();
+      const suffix = newKey();
+      const first = await send(`${lab.url}/lab/printable`, { key: `b:${suffix}`, caller: `${base}:a`, body: {} });
+      const second = await send(`${lab.url}/lab/printable`, { key: `a:b:${suffix}`, caller: base, body: {} });
+      expect([first.status, second.status]).toEqual([201, 201]);
+      expect(second.headers['idempotent-replayed']).toBeUndefined();
+      expect(second.json).toEqual({ length: suffix.length + 4 });
+    });
   });
 
   describe('unidentified callers', () => {
