@@ -1,6 +1,7 @@
 import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import type { IdempotencyEvent } from '../events/idempotency-event.js';
 import type { IdempotencyEvents } from '../events/idempotency-events.js';
@@ -16,6 +17,12 @@ import { isDatabaseUnavailable } from '../store/database-errors.js';
 import type { KeyHold } from '../store/key-hold.js';
 import { executionContext } from '../transaction/transaction-context.js';
 
+/**
+ * How long a run whose client went away waits, once its handler settled, for the response to
+ * end (its outcome is then recorded) before releasing the key.
+ */
+const ABANDONED_END_GRACE_MS = 5_000;
+
 /** One logger for every run (a run is created per request). */
 const logger = new Logger('Idempotency');
 
@@ -28,6 +35,12 @@ type Released = Extract<IdempotencyEvent, { type: 'released' }>['reason'];
 export class HeldKeyRun {
   private readonly startedAt = performance.now();
   private handlerFailed = false;
+  /** The handler's Observable completed or failed (or was refused). */
+  private handlerSettled = false;
+  /** Resolves once the handler has settled. */
+  private settled!: Promise<void>;
+  /** The response ended (with or without a client to receive it): `finish()` owns the hold. */
+  private ended = false;
 
   constructor(
     private readonly settings: IdempotencySettings,
@@ -43,12 +56,16 @@ export class HeldKeyRun {
    * database trouble into a 503, note a failure): this runs on every request.
    */
   start(next: CallHandler, raw: ServerResponse, request: IdempotentRequest): Observable<unknown> {
-    let markSettled!: () => void;
-    const settled = new Promise<void>((resolve) => (markSettled = resolve));
+    let resolveSettled!: () => void;
+    this.settled = new Promise<void>((resolve) => (resolveSettled = resolve));
+    const markSettled = (): void => {
+      this.handlerSettled = true;
+      resolveSettled();
+    };
     captureResponse(
       raw,
       (captured) => this.finish(captured),
-      () => void settled.then(() => this.release('abandoned')).catch((error: Error) => this.logFailure('releasing a key', error)),
+      () => void this.settled.then(() => this.abandon()).catch((error: Error) => this.logFailure('releasing a key', error)),
     );
     const outcome = new ReplaySubject<unknown>(1);
     let values = 0;
@@ -91,8 +108,27 @@ export class HeldKeyRun {
     return withProblemHeaders(raw, storeUnavailable(detail, this.route.retryAfterSeconds));
   }
 
-  /** Records the outcome, or releases the key, before the response leaves. */
+  /**
+   * Records the outcome, or releases the key, before the response leaves. A response that ends
+   * before the handler settled is not the handler's (an outer interceptor's timeout, say): it
+   * leaves at once, and the key stays held until the handler is done, so that no retry runs
+   * beside it; the handler's work then counts as failed (transactional mode: its writes roll
+   * back; an answer worth storing is recorded on its own).
+   */
   private async finish(captured: CapturedResponse): Promise<ResponseReplacement | void> {
+    this.ended = true;
+    if (!this.hold.isOpen) return;
+    if (this.handlerSettled) return this.conclude(captured);
+    void this.settled
+      .then(() => {
+        this.handlerFailed = true;
+        return this.conclude(captured);
+      })
+      .catch((error: Error) => this.logFailure('ending a key after an early answer', error));
+  }
+
+  /** What `finish()` does once the handler has settled: record, or release. */
+  private async conclude(captured: CapturedResponse): Promise<ResponseReplacement | void> {
     const { hold, route, settings } = this;
     if (!hold.isOpen) return;
     try {
@@ -122,6 +158,18 @@ export class HeldKeyRun {
       const problem = storeUnavailable('the outcome could not be recorded, so nothing was kept', route.retryAfterSeconds);
       return problemReplacement(problem.problem, settings.replayHeaders, problem.headers);
     }
+  }
+
+  /**
+   * The client went away before the response ended, and the handler has now settled. Its
+   * outcome is still recorded when the response ends, so that the client's retry gets it instead
+   * of running the handler again (whose effects outside the database may already have
+   * happened); the key is released only if the response never ends.
+   */
+  private async abandon(): Promise<void> {
+    if (this.ended) return;
+    await sleep(ABANDONED_END_GRACE_MS, undefined, { ref: false });
+    if (!this.ended) await this.release('abandoned');
   }
 
   private async release(reason: Released, status?: number): Promise<void> {

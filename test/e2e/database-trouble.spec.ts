@@ -1,4 +1,6 @@
+import { RequestTimeoutException } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { catchError, throwError, timeout, TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl, type RunningApp } from '../support/apps.js';
@@ -14,6 +16,15 @@ async function handlerBackend(): Promise<number> {
     if (rows.length === 1) return rows[0].pid;
     if (Date.now() > deadline) throw new Error(`expected one handler transaction, found ${rows.length}`);
     await sleep(10);
+  }
+}
+
+/** Polls `condition` every 20 ms for up to 5 s. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
+    await sleep(20);
   }
 }
 
@@ -42,30 +53,69 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await paymentCount(caller)).toBe(1);
     });
 
-    it('a client that disconnects mid-request: the write is rolled back once the handler ends, the key is free', async () => {
+    it.each([
+      ['transactional', 'slow-write'],
+      ['lease', 'lease-slow-write'],
+    ])('%s mode, a client that disconnects mid-request: the outcome is still recorded, the retry gets it', async (_mode, route) => {
       const caller = newCaller();
       const key = newKey();
       const controller = new AbortController();
-      const aborted = fetch(`${lab.url}/lab/slow-write`, {
+      const aborted = fetch(`${lab.url}/lab/${route}`, {
         method: 'POST',
         headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json' },
         body: '{}',
         signal: controller.signal,
       }).catch((error: Error) => error);
-      await handlerBackend();
+      // The handler has written (uncommitted in transactional mode) and sleeps 600 ms.
+      if (route === 'slow-write') await handlerBackend();
+      else await until(async () => (await paymentCount(caller)) === 1);
       controller.abort();
       expect(await aborted).toHaveProperty('name', 'AbortError');
-      const deadline = Date.now() + 5_000;
-      while ((await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'`)).length > 0) {
-        if (Date.now() > deadline) throw new Error('the handler transaction stayed open');
-        await sleep(20);
-      }
-      expect(await paymentCount(caller)).toBe(0);
-      expect(await keyRows(caller)).toEqual([]);
-      const retry = await send(`${lab.url}/lab/slow-write`, { key, caller, body: {} });
+      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+      expect(during.status).toBe(409);
+      await until(async () => (await keyRows(caller)).some((row) => row.state === 'completed'));
+      expect(await keyRows(caller)).toMatchObject([{ key, state: 'completed', status: 201 }]);
+      const retry = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
       expect(retry.status).toBe(201);
-      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      expect(retry.headers['idempotent-replayed']).toBe('true');
       expect(await paymentCount(caller)).toBe(1);
+    });
+  });
+
+  describe('an answer sent before the handler finished (an outer timeout interceptor)', () => {
+    let lab: RunningApp;
+    beforeAll(
+      async () =>
+        (lab = await startLab({}, {
+          configure: (app) =>
+            app.useGlobalInterceptors({
+              intercept: (_context, next) =>
+                next.handle().pipe(
+                  timeout(200),
+                  catchError((error: unknown) => throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error))),
+                ),
+            }),
+        })),
+    );
+    afterAll(() => lab.close());
+
+    it.each([
+      ['transactional', 'slow-write', 0],
+      ['lease', 'lease-slow-write', 1],
+    ])('%s mode: the 408 leaves at once, the key stays held until the handler ends, then is free', async (_mode, route, kept) => {
+      const caller = newCaller();
+      const key = newKey();
+      const sentAt = Date.now();
+      const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+      expect(first.status).toBe(408);
+      expect(Date.now() - sentAt).toBeLessThan(550);
+      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+      expect(during.status).toBe(409);
+      // The handler ends 600 ms after it started; the key is then released (408 is not stored):
+      // in transactional mode with the handler's write rolled back, in lease mode after it.
+      await sleep(Math.max(0, sentAt + 650 - Date.now()));
+      await until(async () => (await keyRows(caller)).length === 0);
+      expect(await paymentCount(caller)).toBe(kept);
     });
   });
 

@@ -202,6 +202,15 @@ export class LabController {
     return payment;
   }
 
+  /** The same as slow-write in lease mode: the payment commits on its own, before the answer. */
+  @Post('lease-slow-write')
+  @Idempotent({ mode: 'lease', lease: '1s' })
+  async leaseSlowWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payment = await this.write(request);
+    await sleep(600);
+    return payment;
+  }
+
   /**
    * Lease mode, 1 s lease (not renewed), 2 s of work: the first attempt of a key fails at the end,
    * the next succeeds. A retry sent after 1 s takes the key over while the first still runs.
