@@ -15,6 +15,18 @@ export interface IdempotentRequest {
 export const MAX_ENDPOINT_LENGTH = 2048;
 
 /**
+ * Longest caller id, in UTF-8 bytes. With the longest key (255) and endpoint (2048), the
+ * primary key's index entry stays under PostgreSQL's B-tree limit (2704 bytes).
+ */
+export const MAX_CALLER_BYTES = 256;
+
+/**
+ * What a caller id cannot hold: PostgreSQL text has no NUL, and the driver would turn an
+ * unpaired surrogate into U+FFFD, so two different callers would share one scope.
+ */
+const UNSTORABLE_CALLER = /[\0\p{Cs}]/u;
+
+/**
  * Reads the key, the scope and the fingerprint of an HTTP request (CONTRACT §1–3). Returns
  * `undefined` when the key is absent on a route that does not require it; throws a problem for
  * everything a client must fix.
@@ -45,6 +57,13 @@ export function readIdempotentRequest(
       'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller',
     );
   }
+  const callerId = identified ? String(caller) : '';
+  if (UNSTORABLE_CALLER.test(callerId) || Buffer.byteLength(callerId) > MAX_CALLER_BYTES) {
+    throw new IdempotencyProblem(
+      ProblemType.CallerUnidentified,
+      `the caller id resolved for this request cannot scope a key: it must be at most ${MAX_CALLER_BYTES} bytes of UTF-8, without NUL characters or unpaired surrogates`,
+    );
+  }
   if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
     throw new IdempotencyProblem(ProblemType.BodyTooDeep, `request bodies of idempotent routes may nest at most ${MAX_BODY_DEPTH} levels deep`);
   }
@@ -52,5 +71,5 @@ export function readIdempotentRequest(
     { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} },
     route.fingerprint,
   );
-  return { scope: { key, caller: identified ? String(caller) : '', endpoint }, fingerprint };
+  return { scope: { key, caller: callerId, endpoint }, fingerprint };
 }

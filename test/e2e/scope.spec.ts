@@ -1,4 +1,4 @@
-import { keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -86,6 +86,63 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       } finally {
         await lab.close();
       }
+    });
+  });
+  describe('caller ids that cannot scope a key', () => {
+    /** The caller id travels as JSON with \\u escapes (as a token's claim would reach a resolver). */
+    const asHeader = (id: string) => JSON.stringify(id).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    let lab: RunningApp;
+    beforeAll(
+      async () =>
+        (lab = await startLab({
+          keyFormat: 'printable-ascii',
+          caller: (request: { headers: Record<string, string> }) => JSON.parse(request.headers['x-caller-json']),
+        })),
+    );
+    afterAll(() => lab.close());
+    const keyRowCount = async (key: string) => (await sql('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]))[0].n;
+
+    it.each([
+      ['an unpaired high surrogate', 'alice\ud800'],
+      ['an unpaired low surrogate', 'alice\udfff'],
+      ['a NUL character', 'ali\u0000ce'],
+      ['257 bytes of UTF-8', `${'\u00e9'.repeat(128)}a`],
+    ])('%s: 401 caller-unidentified, nothing runs, nothing stored', async (_case, id) => {
+      const bearer = newCaller();
+      const key = newKey();
+      const answer = await send(`${lab.url}/lab/scoped`, { key, caller: bearer, body: {}, headers: { 'x-caller-json': asHeader(id) } });
+      expect(answer.status).toBe(401);
+      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:caller-unidentified');
+      expect(await paymentCount(bearer)).toBe(0);
+      expect(await keyRowCount(key)).toBe(0);
+    });
+
+    it('callers that differ only where a driver would replace a character keep separate scopes', async () => {
+      const key = newKey();
+      const bearers = [newCaller(), newCaller()];
+      const ids = ['alice\ufffd', 'alice\ud83d\ude00'];
+      for (const [index, id] of ids.entries()) {
+        const answer = await send(`${lab.url}/lab/scoped`, { key, caller: bearers[index], body: {}, headers: { 'x-caller-json': asHeader(id) } });
+        expect(answer.status).toBe(201);
+        expect(answer.headers['idempotent-replayed']).toBeUndefined();
+      }
+      expect(await paymentCount(bearers[0])).toBe(1);
+      expect(await paymentCount(bearers[1])).toBe(1);
+    });
+
+    it('the longest caller (256 bytes), key (255) and endpoint (2048) together are stored and replayed', async () => {
+      const bearer = newCaller();
+      const key = `k${newKey()}`.padEnd(255, 'x');
+      const path = `/lab/deep/${'segment/'.repeat(254)}`.padEnd(2048 - 'POST '.length, 'z');
+      const headers = { 'x-caller-json': asHeader('\u00e9'.repeat(128)) };
+      const first = await send(`${lab.url}${path}`, { key, caller: bearer, body: {}, headers });
+      const again = await send(`${lab.url}${path}`, { key, caller: bearer, body: {}, headers });
+      expect(first.status).toBe(201);
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.equals(first.body)).toBe(true);
+      expect(await paymentCount(bearer)).toBe(1);
     });
   });
 });
