@@ -175,7 +175,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
   }
   return {
     dataSource: options.dataSource ?? 'default',
-    ttlMs: toMilliseconds(options.ttl ?? '24h', 'ttl'),
+    ttlMs: positiveDuration(options.ttl ?? '24h', 'ttl'),
     keyFormat: options.keyFormat ?? 'uuid-or-ulid',
     caller: options.caller ?? defaultCaller,
     anonymousCallers: options.anonymousCallers ?? 'reject',
@@ -207,7 +207,7 @@ export function resolveRouteOptions(
   return {
     handler,
     required: route.required ?? true,
-    ttlMs: route.ttl === undefined ? module.ttlMs : toMilliseconds(route.ttl, 'ttl'),
+    ttlMs: route.ttl === undefined ? module.ttlMs : positiveDuration(route.ttl, 'ttl'),
     keyFormat: route.keyFormat ?? module.keyFormat,
     fingerprint: route.fingerprint,
     storeResponse: route.storeResponse ?? module.storeResponse,

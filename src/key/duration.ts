@@ -3,9 +3,12 @@ export type Duration = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
-/** Milliseconds in `duration`; throws a clear error for anything else, at bootstrap. */
+/**
+ * Whole milliseconds in `duration` (rounded: they are sent to PostgreSQL as integers); throws a
+ * clear error for anything else, at bootstrap.
+ */
 export function toMilliseconds(duration: Duration, option: string): number {
-  if (typeof duration === 'number' && Number.isFinite(duration) && duration >= 0) return duration;
+  if (typeof duration === 'number' && Number.isFinite(duration) && duration >= 0) return Math.round(duration);
   const match = typeof duration === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(duration) : null;
   if (!match) {
     throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be milliseconds or a string like '24h', got ${String(duration)}`);

@@ -20,8 +20,10 @@ export type Statement = readonly [statement: PreparedStatement, params: unknown[
  * TRANSACTION` and `COMMIT`, so that a request costs no round trip more than the same handler in
  * a plain transaction: "START TRANSACTION; EXECUTE lock(…); EXECUTE key_row(…)" and "EXECUTE
  * insert_outcome(…); COMMIT" each travel as one simple-protocol query (prefixed, the first time
- * on a connection, with the `PREPARE`s). Each statement of such a message runs with its own
- * snapshot. The simple protocol takes no bind parameters, so values are inlined as literals:
+ * on a connection, after the `PREPARE`s in their own round trip). The transaction is READ
+ * COMMITTED whatever the server's default, so that each statement of such a message runs with its
+ * own snapshot: the key's row is read after its lock was taken, never from a snapshot older than
+ * the lock. The simple protocol takes no bind parameters, so values are inlined as literals:
  * strings through the driver's `escapeLiteral`, bytes as `decode('<hex>', 'hex')`, integers as
  * digits; nothing else is accepted. When one statement fails, PostgreSQL skips the rest of the
  * message: a failed statement before `COMMIT` leaves the transaction aborted, never committed.
@@ -33,12 +35,11 @@ export type Statement = readonly [statement: PreparedStatement, params: unknown[
  */
 export async function startTransactionWith(queryRunner: QueryRunner, statements: readonly Statement[]): Promise<any[][]> {
   const client = await pgClient(queryRunner);
+  let sql = 'START TRANSACTION ISOLATION LEVEL READ COMMITTED';
+  for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
+  await prepare(client, statements);
   await queryRunner.broadcaster.broadcast('BeforeTransactionStart');
   setTransactionState(queryRunner, true, 1);
-  let sql = '';
-  for (const [statement] of statements) sql += prepare(client, statement);
-  sql += 'START TRANSACTION';
-  for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
   const results = await client.query(sql);
   await queryRunner.broadcaster.broadcast('AfterTransactionStart');
   return results.slice(results.length - statements.length).map((result) => result.rows);
@@ -47,8 +48,10 @@ export async function startTransactionWith(queryRunner: QueryRunner, statements:
 /** Runs `statement` and `COMMIT` in one round trip; returns the statement's row count. */
 export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<number> {
   const client = await pgClient(queryRunner);
+  const sql = `${execute(statement, params, client)};\nCOMMIT`;
+  await prepare(client, [[statement, params]]);
   await queryRunner.broadcaster.broadcast('BeforeTransactionCommit');
-  const results = await client.query(`${prepare(client, statement)}${execute(statement, params, client)};\nCOMMIT`);
+  const results = await client.query(sql);
   setTransactionState(queryRunner, false, 0);
   await queryRunner.broadcaster.broadcast('AfterTransactionCommit');
   return results[results.length - 2].rowCount ?? 0;
@@ -57,7 +60,9 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
 /** Runs a prepared `statement` on the query runner's connection (inside its transaction, if any). */
 export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
   const client = await pgClient(queryRunner);
-  const results = await client.query(`${prepare(client, statement)}${execute(statement, params, client)}`);
+  const sql = execute(statement, params, client);
+  await prepare(client, [[statement, params]]);
+  const results = await client.query(sql);
   return results[results.length - 1];
 }
 
@@ -119,9 +124,9 @@ async function pgClient(queryRunner: QueryRunner): Promise<StatementClient> {
         const result = await client.query(sql);
         return Array.isArray(result) ? result : [result];
       } catch (error) {
-        // PREPARE is not transactional: it outlives a failure later in the same query string, so
-        // the record stays. Only a connection reset behind the pool's back makes it wrong: its
-        // EXECUTE fails (26000), and the next request on that connection prepares again.
+        // A prepared statement outlives the transaction it was prepared in, so the record stays.
+        // Only a connection reset behind the pool's back makes it wrong: its EXECUTE fails
+        // (26000), and the next request on that connection prepares again.
         if ((error as { code?: string }).code === '26000') prepared.delete(client);
         throw error;
       }
@@ -129,13 +134,25 @@ async function pgClient(queryRunner: QueryRunner): Promise<StatementClient> {
   };
 }
 
-function prepare(client: StatementClient, statement: PreparedStatement): string {
-  if (client.whole) return '';
+/**
+ * `PREPARE`s, on this connection, those of `statements` it has not prepared yet: each in its own
+ * round trip (once per connection and statement), recorded only once PostgreSQL took it, so a
+ * message that fails, or is never sent, cannot leave a statement marked prepared that is not.
+ */
+async function prepare(client: StatementClient, statements: readonly Statement[]): Promise<void> {
+  if (client.whole) return;
   let names = prepared.get(client.raw);
   if (!names) prepared.set(client.raw, (names = new Set()));
-  if (names.has(statement.name)) return '';
-  names.add(statement.name);
-  return `PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text};\n`;
+  for (const [statement] of statements) {
+    if (names.has(statement.name)) continue;
+    try {
+      await client.query(`PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text}`);
+    } catch (error) {
+      // 42P05: prepared already (by a message whose failure hid that it had run).
+      if ((error as { code?: string }).code !== '42P05') throw error;
+    }
+    names.add(statement.name);
+  }
 }
 
 function execute(statement: PreparedStatement, params: unknown[], client: StatementClient): string {

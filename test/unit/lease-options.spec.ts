@@ -17,3 +17,18 @@ describe('the renewLease option', () => {
     );
   });
 });
+
+describe('durations', () => {
+  it('are whole milliseconds: a fractional number is rounded, as a fractional string is', () => {
+    const module = resolveModuleOptions({ ttl: 1500.4, lease: 1500.5 });
+    expect(module.ttlMs).toBe(1500);
+    expect(module.leaseMs).toBe(1501);
+    expect(resolveModuleOptions({ ttl: '1.5s' }).ttlMs).toBe(1500);
+    expect(resolveRouteOptions(module, { ttl: 2.6, wait: 10.2 })).toMatchObject({ ttlMs: 3, waitMs: 10 });
+  });
+
+  it('refuse a ttl of 0, which would expire every key as it is recorded', () => {
+    expect(() => resolveModuleOptions({ ttl: 0 })).toThrow('option "ttl" must be longer than 0');
+    expect(() => resolveRouteOptions(resolveModuleOptions({}), { ttl: '0s' })).toThrow('option "ttl" must be longer than 0');
+  });
+});
