@@ -155,7 +155,11 @@ export class HeldKeyRun {
     } catch (error) {
       await this.release('failed', captured.status).catch(() => undefined);
       this.logFailure('recording an idempotent outcome', error as Error);
-      const problem = storeUnavailable('the outcome could not be recorded, so nothing was kept', route.retryAfterSeconds);
+      const detail =
+        route.mode === 'lease'
+          ? "the outcome could not be recorded; the handler's work was done, and a retry may run it again"
+          : 'the outcome could not be recorded, so nothing was kept';
+      const problem = storeUnavailable(detail, route.retryAfterSeconds);
       return problemReplacement(problem.problem, settings.replayHeaders, problem.headers);
     }
   }
