@@ -97,7 +97,22 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await keyRows(caller)).toEqual([]);
     });
 
-    it('a route can override the policy (storeResponse)', async () => {
+    it('a route can override the policy (@Idempotent({ storeResponse }))', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/status-below-400-stored/404`, { key, caller, body: {} });
+      const again = await send(`${lab.url}/lab/status-below-400-stored/404`, { key, caller, body: {} });
+      expect([first.status, again.status]).toEqual([404, 404]);
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      expect(await keyRows(caller)).toEqual([]);
+      // The same 404 on a route without its own policy is stored and replayed.
+      const otherKey = newKey();
+      await send(`${lab.url}/lab/status/404`, { key: otherKey, caller, body: {} });
+      const replayed = await send(`${lab.url}/lab/status/404`, { key: otherKey, caller, body: {} });
+      expect(replayed.headers['idempotent-replayed']).toBe('true');
+    });
+
+    it('a module can override the policy (storeResponse)', async () => {
       const app = await startLab({ storeResponse: (status) => status < 400 });
       try {
         const caller = newCaller();

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { type IdempotencyEvent, IdempotencyEvents, IdempotencySweeper } from '../../src/index.js';
-import { seedKeys } from '../support/database.js';
+import { seedKeys, sql } from '../support/database.js';
 import { HTTP_PLATFORMS, appsOn, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -82,11 +82,31 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
   });
 
   it('never logs a key, whatever goes wrong', async () => {
+    logger.lines.length = 0;
     const caller = newCaller();
-    const key = newKey();
-    await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
-    await send(`${lab.url}/lab/file`, { key: newKey(), caller, body: {} });
-    expect(logger.lines.length).toBeGreaterThan(0);
-    expect(logger.lines.join('\n')).not.toContain(key);
+    const keys = [newKey(), newKey(), newKey(), newKey()];
+    // Each of these reaches one of the module's own log calls.
+    const tooLarge = await send(`${lab.url}/lab/large`, { key: keys[0], caller, body: { size: 10_000 } });
+    expect(tooLarge.status).toBe(500);
+    const cut = send(`${lab.url}/lab/slow-write`, { key: keys[1], caller, body: {} });
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const [backend] = await sql(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
+      );
+      if (backend) {
+        await sql('SELECT pg_terminate_backend($1)', [backend.pid]);
+        break;
+      }
+      if (Date.now() > deadline) throw new Error('the handler transaction was not found');
+      await sleep(10);
+    }
+    expect((await cut).status).toBe(503);
+    await send(`${lab.url}/lab/fail-after-write`, { key: keys[2], caller, body: {} });
+    await send(`${lab.url}/lab/file`, { key: keys[3], caller, body: {} });
+    const log = logger.lines.join('\n');
+    expect(log).toMatch(/larger than maxResponseBytes/);
+    expect(log).toMatch(/recording an idempotent outcome failed/);
+    for (const key of keys) expect(log).not.toContain(key);
   });
 });

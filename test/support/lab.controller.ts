@@ -83,6 +83,13 @@ export class LabController {
     throw new HttpException({ failed: Number(code) }, Number(code));
   }
 
+  /** Like status/:code, on a route whose own policy stores only answers below 400. */
+  @Post('status-below-400-stored/:code')
+  @Idempotent({ storeResponse: (status) => status < 400 })
+  async statusBelow400Stored(@Req() request: AuthenticatedRequest, @Param('code') code: string): Promise<never> {
+    return this.status(request, code);
+  }
+
   @Post('headers')
   @Idempotent()
   @Header('Location', '/lab/things/42')
