@@ -62,6 +62,24 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   });
 
+  describe('replays read from the database (no replay cache)', () => {
+    it('30 replays of a completed key at once all replay, byte for byte, with no 409', async () => {
+      const lab = await startLab({ replayCache: false });
+      try {
+        const caller = newCaller();
+        const key = newKey();
+        const first = await send(`${lab.url}/lab/twin`, { key, caller, body: {} });
+        expect(first.status).toBe(201);
+        const answers = await Promise.all(Array.from({ length: 30 }, () => send(`${lab.url}/lab/twin`, { key, caller, body: {} })));
+        expect(answers.map((a) => `${a.status} ${a.headers['idempotent-replayed']}`)).toEqual(Array(30).fill('201 true'));
+        expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
+        expect(await paymentCount(caller)).toBe(1);
+      } finally {
+        await lab.close();
+      }
+    });
+  });
+
   describe('two app instances with separate pools on one database', () => {
     it('20 keys × 10 duplicates spread over both: exactly 20 executions, the rest 409 or byte-identical replays', async () => {
       const [a, b] = [await startLab({}, { latencyMs: 200 }), await startLab({}, { latencyMs: 200 })];

@@ -5,6 +5,7 @@ import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
 import { keyRows, paymentCount, sql, seedKeys } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
+import { sentQueries } from '../support/sent-queries.js';
 
 async function countKeys(caller: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]);
@@ -58,9 +59,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         const [expired, live] = [newCaller(), newCaller()];
         await seedKeys(expired, 1_500, '-1 second');
         await seedKeys(live, 50, '1 hour');
-        const result = await lab.app.get(IdempotencySweeper).sweep();
+        let result!: Awaited<ReturnType<IdempotencySweeper['sweep']>>;
+        const sent = await sentQueries(async () => (result = await lab.app.get(IdempotencySweeper).sweep()));
         expect(result.ran).toBe(true);
         expect(result.deleted).toBeGreaterThanOrEqual(1_500);
+        // 1,500 rows in batches of at most 400: at least 4 DELETEs (more if other rows expired).
+        expect(sent.filter((text) => /^\s*DELETE FROM idempotency_keys/.test(text)).length).toBeGreaterThanOrEqual(4);
         expect(await countKeys(expired)).toBe(0);
         expect(await countKeys(live)).toBe(50);
       } finally {

@@ -44,6 +44,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const first = await send(`${lab.url}/lab/serialized`, { key, caller, body: {} });
       const replay = await send(`${lab.url}/lab/serialized`, { key, caller, body: {} });
       expect(first.json).toEqual({ id: 7, name: 'Ada' });
+      expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.text).toBe(first.text);
       expect(replay.text).not.toContain('never-leaves');
     });
