@@ -175,7 +175,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
   }
   return {
     dataSource: options.dataSource ?? 'default',
-    ttlMs: positiveDuration(options.ttl ?? '24h', 'ttl'),
+    ttlMs: positiveDuration(options.ttl ?? '24h', 'ttl', MAX_TTL_MS),
     keyFormat: options.keyFormat ?? 'uuid-or-ulid',
     caller: options.caller ?? defaultCaller,
     anonymousCallers: options.anonymousCallers ?? 'reject',
@@ -183,9 +183,9 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     retryAfterSeconds: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
     storeResponse: options.storeResponse ?? defaultStorePolicy,
     maxResponseBytes: positiveInteger(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
-    sweepIntervalMs: toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'),
+    sweepIntervalMs: atMost(toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'), MAX_TIMER_MS, 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
-    leaseMs: positiveDuration(options.lease ?? '30s', 'lease'),
+    leaseMs: positiveDuration(options.lease ?? '30s', 'lease', MAX_LEASE_MS),
     renewLease: booleanOption(options.renewLease, true, 'renewLease'),
     preparedStatements: options.preparedStatements ?? true,
     metrics: options.metrics === false ? false : { registry: options.metrics?.registry, prefix: options.metrics?.prefix ?? '' },
@@ -207,7 +207,7 @@ export function resolveRouteOptions(
   return {
     handler,
     required: route.required ?? true,
-    ttlMs: route.ttl === undefined ? module.ttlMs : positiveDuration(route.ttl, 'ttl'),
+    ttlMs: route.ttl === undefined ? module.ttlMs : positiveDuration(route.ttl, 'ttl', MAX_TTL_MS),
     keyFormat: route.keyFormat ?? module.keyFormat,
     fingerprint: route.fingerprint,
     storeResponse: route.storeResponse ?? module.storeResponse,
@@ -220,7 +220,7 @@ export function resolveRouteOptions(
         ? module.maxResponseBytes
         : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
     mode: route.mode ?? 'transactional',
-    leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease'),
+    leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease', MAX_LEASE_MS),
     renewLease: booleanOption(route.renewLease, module.renewLease, 'renewLease'),
     waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),
   };
@@ -232,9 +232,21 @@ function booleanOption(value: boolean | undefined, fallback: boolean, option: st
   return value;
 }
 
-function positiveDuration(duration: Duration, option: string): number {
+/** The longest delay Node's timers take (about 24.8 days); longer ones fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A lease is renewed every third of it, by a timer. */
+const MAX_LEASE_MS = 3 * MAX_TIMER_MS;
+/** Ten years: far enough for any retry, and well inside PostgreSQL's timestamps. */
+const MAX_TTL_MS = 10 * 365 * 86_400_000;
+
+function positiveDuration(duration: Duration, option: string, maxMs: number): number {
   const ms = toMilliseconds(duration, option);
   if (ms < 1) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be longer than 0`);
+  return atMost(ms, maxMs, option);
+}
+
+function atMost(ms: number, maxMs: number, option: string): number {
+  if (ms > maxMs) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be at most ${maxMs} ms, got ${ms}`);
   return ms;
 }
 

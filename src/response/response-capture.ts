@@ -41,13 +41,15 @@ export function captureResponse(
     return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
   };
 
+  // Once the app ended the response, what it writes next (a platform sending the handler's
+  // return value after the handler answered by itself) is dropped, as it would be on the socket.
   raw.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-    head = args;
+    if (!ended) head = copyOf(args);
     return this;
   } as ServerResponse['writeHead'];
 
   raw.write = function (this: ServerResponse, chunk: unknown, encoding?: unknown, callback?: unknown) {
-    const buffer = toBuffer(chunk, encoding);
+    const buffer = ended ? undefined : toBuffer(chunk, encoding);
     if (buffer) chunks.push(buffer);
     const done = typeof encoding === 'function' ? encoding : callback;
     if (typeof done === 'function') process.nextTick(done as () => void);
@@ -131,6 +133,16 @@ function send(
   raw.setHeader('content-length', replacement.body.length);
   raw.statusCode = replacement.status;
   raw.end(replacement.body, done);
+}
+
+/**
+ * `writeHead()`'s arguments with their headers copied: a platform may reuse, and change, the
+ * object it passed (Fastify's reply headers) before the held response leaves.
+ */
+function copyOf(args: Parameters<ServerResponse['writeHead']>): Parameters<ServerResponse['writeHead']> {
+  return args.map((arg) => (Array.isArray(arg) ? [...arg] : arg && typeof arg === 'object' ? { ...arg } : arg)) as Parameters<
+    ServerResponse['writeHead']
+  >;
 }
 
 function headStatus(head?: Parameters<ServerResponse['writeHead']>): number | undefined {

@@ -15,7 +15,7 @@ import { tooLargeProblem } from '../response/size-limit.js';
 import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
 import { isDatabaseUnavailable } from '../store/database-errors.js';
 import type { KeyHold } from '../store/key-hold.js';
-import { executionContext } from '../transaction/transaction-context.js';
+import { executionContext, type IdempotentExecution } from '../transaction/transaction-context.js';
 
 /**
  * How long a run whose client went away waits, once its handler settled, for the response to
@@ -41,6 +41,8 @@ export class HeldKeyRun {
   private settled!: Promise<void>;
   /** The response ended (with or without a client to receive it): `finish()` owns the hold. */
   private ended = false;
+  /** What the handler's code finds in `executionContext`. */
+  private execution?: IdempotentExecution;
 
   constructor(
     private readonly settings: IdempotencySettings,
@@ -79,8 +81,9 @@ export class HeldKeyRun {
       outcome.error(error);
       markSettled();
     };
+    this.execution = { scope: request.scope, manager: this.hold.manager };
     subscription = executionContext
-      .run({ scope: request.scope, manager: this.hold.manager }, () => next.handle())
+      .run(this.execution, () => next.handle())
       .subscribe({
         next: (value) => {
           if (stopped) return;
@@ -109,21 +112,21 @@ export class HeldKeyRun {
   }
 
   /**
-   * Records the outcome, or releases the key, before the response leaves. A response that ends
-   * before the handler settled is not the handler's (an outer interceptor's timeout, say): it
-   * leaves at once, and the key stays held until the handler is done, so that no retry runs
-   * beside it; the handler's work then counts as failed (transactional mode: its writes roll
-   * back; an answer worth storing is recorded on its own).
+   * Records the outcome, or releases the key, before the response leaves. A response can end
+   * before the handler settled: sent by the handler itself (`@Res({ passthrough: true })`, or an
+   * Observable that goes on after its value), or by someone else (an outer interceptor's
+   * timeout). Either way the key stays held until the handler is done, so that no retry runs
+   * beside it, and the outcome is then concluded as usual (the handler's own success commits its
+   * writes with the answer the client got; a 408 or a 5xx releases the key and rolls them back).
+   * The handler's own answer waits for that, as every answer does; someone else's leaves at once.
    */
   private async finish(captured: CapturedResponse): Promise<ResponseReplacement | void> {
     this.ended = true;
     if (!this.hold.isOpen) return;
     if (this.handlerSettled) return this.conclude(captured);
+    if (executionContext.getStore() === this.execution) return this.settled.then(() => this.conclude(captured));
     void this.settled
-      .then(() => {
-        this.handlerFailed = true;
-        return this.conclude(captured);
-      })
+      .then(() => this.conclude(captured))
       .catch((error: Error) => this.logFailure('ending a key after an early answer', error));
   }
 
@@ -153,7 +156,8 @@ export class HeldKeyRun {
       );
       return problemReplacement(lost.problem, settings.replayHeaders, { 'Retry-After': String(route.retryAfterSeconds) });
     } catch (error) {
-      await this.release('failed', captured.status).catch(() => undefined);
+      if (hold.isOpen) await this.release('failed', captured.status).catch(() => undefined);
+      else this.emitReleased('failed', captured.status);
       this.logFailure('recording an idempotent outcome', error as Error);
       const detail =
         route.mode === 'lease'

@@ -33,11 +33,16 @@ export type Statement = readonly [statement: PreparedStatement, params: unknown[
  * nested `manager.transaction()` calls use savepoints and subscribers still hear the commit.
  * Returns the rows of each statement, in order.
  */
-export async function startTransactionWith(queryRunner: QueryRunner, statements: readonly Statement[]): Promise<any[][]> {
+export async function startTransactionWith(
+  queryRunner: QueryRunner,
+  statements: readonly Statement[],
+  /** Statements the transaction may run later, prepared now, outside it (see `prepare`). */
+  later: readonly PreparedStatement[] = [],
+): Promise<any[][]> {
   const client = await pgClient(queryRunner);
   let sql = 'START TRANSACTION ISOLATION LEVEL READ COMMITTED';
   for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
-  await prepare(client, statements);
+  await prepare(client, [...statements.map(([statement]) => statement), ...later]);
   await queryRunner.broadcaster.broadcast('BeforeTransactionStart');
   setTransactionState(queryRunner, true, 1);
   const results = await client.query(sql);
@@ -49,7 +54,7 @@ export async function startTransactionWith(queryRunner: QueryRunner, statements:
 export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<number> {
   const client = await pgClient(queryRunner);
   const sql = `${execute(statement, params, client)};\nCOMMIT`;
-  await prepare(client, [[statement, params]]);
+  await prepare(client, [statement]);
   await queryRunner.broadcaster.broadcast('BeforeTransactionCommit');
   const results = await client.query(sql);
   setTransactionState(queryRunner, false, 0);
@@ -61,7 +66,7 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
 export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
   const client = await pgClient(queryRunner);
   const sql = execute(statement, params, client);
-  await prepare(client, [[statement, params]]);
+  await prepare(client, [statement]);
   const results = await client.query(sql);
   return results[results.length - 1];
 }
@@ -138,17 +143,19 @@ async function pgClient(queryRunner: QueryRunner): Promise<StatementClient> {
  * `PREPARE`s, on this connection, those of `statements` it has not prepared yet: each in its own
  * round trip (once per connection and statement), recorded only once PostgreSQL took it, so a
  * message that fails, or is never sent, cannot leave a statement marked prepared that is not.
+ * Outside a transaction, one found prepared already (42P05: a PREPARE whose answer was lost)
+ * counts as prepared; inside one, that error would abort it, which is why the store prepares
+ * what its key transaction runs before starting it.
  */
-async function prepare(client: StatementClient, statements: readonly Statement[]): Promise<void> {
+async function prepare(client: StatementClient, statements: readonly PreparedStatement[]): Promise<void> {
   if (client.whole) return;
   let names = prepared.get(client.raw);
   if (!names) prepared.set(client.raw, (names = new Set()));
-  for (const [statement] of statements) {
+  for (const statement of statements) {
     if (names.has(statement.name)) continue;
     try {
       await client.query(`PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text}`);
     } catch (error) {
-      // 42P05: prepared already (by a message whose failure hid that it had run).
       if ((error as { code?: string }).code !== '42P05') throw error;
     }
     names.add(statement.name);

@@ -16,7 +16,7 @@ import { type LocalHold, LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
-import { KEY_ROW, LOCK_KEY, RECORD, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
+import { INSERT_OUTCOME, KEY_ROW, LOCK_KEY, RECORD, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
 
 /** The row of a scoped key (KEY_ROW). */
 interface KeyRow {
@@ -69,10 +69,14 @@ export class IdempotencyStore implements OnModuleInit {
     if (known) return known;
     const queryRunner = this.dataSource.createQueryRunner('master');
     try {
-      const [[lock], [row]] = await startTransactionWith(queryRunner, [
-        [LOCK_KEY, [scopeLockId(request.scope)]],
-        [KEY_ROW, this.keyRowParams(request)],
-      ]);
+      const [[lock], [row]] = await startTransactionWith(
+        queryRunner,
+        [
+          [LOCK_KEY, [scopeLockId(request.scope)]],
+          [KEY_ROW, this.keyRowParams(request)],
+        ],
+        [TAKE_OVER, INSERT_OUTCOME],
+      );
       if (lock.locked === true && (await this.clear(queryRunner, row as KeyRow | undefined, request))) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
         return { kind: 'held', hold: this.track(hold, request, startedAt, this.local.hold(request.scope, request.fingerprint, Infinity)) };

@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { commitWith, runPrepared, startTransactionWith } from '../../src/store/combined-statements.js';
 import { rollbackAndRelease } from '../../src/store/release-query-runner.js';
-import { KEY_ROW, LOCK_KEY } from '../../src/store/store.sql.js';
+import { INSERT_OUTCOME, KEY_ROW, LOCK_KEY } from '../../src/store/store.sql.js';
 import { databaseUrl } from '../support/apps.js';
 
 /**
@@ -43,6 +43,21 @@ describe('statements sent with START TRANSACTION and COMMIT', () => {
     const queryRunner = dataSource.createQueryRunner('master');
     try {
       expect((await runPrepared(queryRunner, KEY_ROW, lookup('k2'))).rows).toEqual([]);
+    } finally {
+      await queryRunner.release();
+    }
+  });
+
+  it('a statement found prepared already (its PREPARE answered but the answer lost) is taken as prepared, before the transaction', async () => {
+    const queryRunner = dataSource.createQueryRunner('master');
+    try {
+      await queryRunner.query(`PREPARE ${INSERT_OUTCOME.name} (${INSERT_OUTCOME.types.join(', ')}) AS ${INSERT_OUTCOME.text}`);
+      await startTransactionWith(queryRunner, [[LOCK_KEY, ['45']]], [INSERT_OUTCOME]);
+      const key = `combined-${Date.now()}`;
+      const params = [key, 'combined-statements', 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 60_000];
+      expect(await commitWith(queryRunner, INSERT_OUTCOME, params)).toBe(1);
+      expect(await queryRunner.query('SELECT status FROM idempotency_keys WHERE key = $1', [key])).toEqual([{ status: 201 }]);
+      await queryRunner.query('DELETE FROM idempotency_keys WHERE key = $1', [key]);
     } finally {
       await queryRunner.release();
     }

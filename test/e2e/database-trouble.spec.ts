@@ -82,6 +82,26 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 
+  describe('an answer the handler sends itself before it returns (@Res({ passthrough: true }))', () => {
+    let lab: RunningApp;
+    beforeAll(async () => (lab = await startLab()));
+    afterAll(() => lab.close());
+
+    it('is recorded with the handler writes once the handler returns, and replayed', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/self-sent`, { key, caller, body: {} });
+      expect(first.status).toBe(201);
+      expect(await paymentCount(caller)).toBe(1);
+      expect(await keyRows(caller)).toMatchObject([{ key, state: 'completed', status: 201 }]);
+      const again = await send(`${lab.url}/lab/self-sent`, { key, caller, body: {} });
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.equals(first.body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(1);
+    });
+  });
+
   describe('an answer sent before the handler finished (an outer timeout interceptor)', () => {
     let lab: RunningApp;
     beforeAll(

@@ -26,6 +26,14 @@ export interface HeaderSetter {
   header(name: string, value: string): unknown;
 }
 
+/** An Express response or a Fastify reply, as far as a handler that answers by itself needs. */
+export interface SelfSender {
+  status?(code: number): { json(body: unknown): unknown };
+  json?: unknown;
+  code?(code: number): { send(body: unknown): unknown };
+  send?: unknown;
+}
+
 export class Account {
   id!: number;
   name!: string;
@@ -88,6 +96,16 @@ export class LabController {
   @Idempotent({ storeResponse: (status) => status < 400 })
   async statusBelow400Stored(@Req() request: AuthenticatedRequest, @Param('code') code: string): Promise<never> {
     return this.status(request, code);
+  }
+
+  /** Writes, sends its answer itself (as `@Res({ passthrough: true })` allows), then goes on 100 ms. */
+  @Post('self-sent')
+  @Idempotent()
+  async selfSent(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
+    const payment = await this.write(request);
+    if (response.json) response.status!(201).json(payment);
+    else response.code!(201).send!(payment);
+    await sleep(100);
   }
 
   @Post('headers')

@@ -32,3 +32,17 @@ describe('durations', () => {
     expect(() => resolveRouteOptions(resolveModuleOptions({}), { ttl: '0s' })).toThrow('option "ttl" must be longer than 0');
   });
 });
+
+describe('duration bounds', () => {
+  it('a positive duration under half a millisecond is 1 ms, not 0 (which would turn the sweeper off)', () => {
+    expect(resolveModuleOptions({ sweepInterval: 0.3 }).sweepIntervalMs).toBe(1);
+    expect(resolveModuleOptions({ sweepInterval: 0 }).sweepIntervalMs).toBe(0);
+  });
+
+  it('refuse what a timer or PostgreSQL could not hold, naming the option', () => {
+    expect(() => resolveModuleOptions({ lease: '75d' })).toThrow(/option "lease" must be at most 6442450941 ms/);
+    expect(() => resolveModuleOptions({ sweepInterval: '25d' })).toThrow(/option "sweepInterval" must be at most 2147483647 ms/);
+    expect(() => resolveModuleOptions({ ttl: Number.MAX_SAFE_INTEGER })).toThrow(/option "ttl" must be at most/);
+    expect(resolveModuleOptions({ ttl: '3650d', lease: '74d', sweepInterval: '24d' })).toMatchObject({ ttlMs: 315_360_000_000 });
+  });
+});
