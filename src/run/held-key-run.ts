@@ -52,10 +52,10 @@ export class HeldKeyRun {
   ) {}
 
   /**
-   * Runs the handler. Its Observable is subscribed here, not only by Nest, so that a client that
-   * goes away mid-request still lets the hold end (released) once the handler is done. One plain
-   * observer does what operators would (refuse a `StreamableFile` or a second value, turn
-   * database trouble into a 503, note a failure): this runs on every request.
+   * Runs the handler. Its Observable is subscribed here, not only by Nest, so that the hold ends
+   * once the handler is done even when Nest stops listening (a client gone, an outer timeout
+   * answered). One plain observer does what operators would (refuse a `StreamableFile` or a
+   * second value, turn database trouble into a 503, note a failure): this runs on every request.
    */
   start(next: CallHandler, raw: ServerResponse, request: IdempotentRequest): Observable<unknown> {
     let resolveSettled!: () => void;
