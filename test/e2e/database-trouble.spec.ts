@@ -62,11 +62,11 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const controller = new AbortController();
       const aborted = fetch(`${lab.url}/lab/${route}`, {
         method: 'POST',
-        headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json' },
+        headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json', 'x-work-ms': '1500' },
         body: '{}',
         signal: controller.signal,
       }).catch((error: Error) => error);
-      // The handler has written (uncommitted in transactional mode) and sleeps 600 ms.
+      // The handler has written (uncommitted in transactional mode) and works on for 1.5 s.
       if (route === 'slow-write') await handlerBackend();
       else await until(async () => (await paymentCount(caller)) === 1);
       controller.abort();
@@ -126,14 +126,15 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const key = newKey();
       const sentAt = Date.now();
-      const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+      const headers = { 'x-work-ms': '1500' };
+      const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {}, headers });
       expect(first.status).toBe(408);
-      expect(Date.now() - sentAt).toBeLessThan(550);
-      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+      expect(Date.now() - sentAt).toBeLessThan(1_000);
+      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {}, headers });
       expect(during.status).toBe(409);
-      // The handler ends 600 ms after it started; the key is then released (408 is not stored):
+      // The handler ends 1.5 s after it started; the key is then released (408 is not stored):
       // in transactional mode with the handler's write rolled back, in lease mode after it.
-      await sleep(Math.max(0, sentAt + 650 - Date.now()));
+      await sleep(Math.max(0, sentAt + 1_550 - Date.now()));
       await until(async () => (await keyRows(caller)).length === 0);
       expect(await paymentCount(caller)).toBe(kept);
     });

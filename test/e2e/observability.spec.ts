@@ -88,7 +88,7 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
     // Each of these reaches one of the module's own log calls.
     const tooLarge = await send(`${lab.url}/lab/large`, { key: keys[0], caller, body: { size: 10_000 } });
     expect(tooLarge.status).toBe(500);
-    const cut = send(`${lab.url}/lab/slow-write`, { key: keys[1], caller, body: {} });
+    const cut = send(`${lab.url}/lab/slow-write`, { key: keys[1], caller, body: {}, headers: { 'x-work-ms': '1500' } });
     const deadline = Date.now() + 5_000;
     for (;;) {
       const [backend] = await sql(

@@ -218,21 +218,21 @@ export class LabController {
     return { amount: body.amount, note: body.note };
   }
 
-  /** Writes, then waits 600 ms without touching the database, then answers. */
+  /** Writes, then waits 600 ms (or `X-Work-Ms`) without touching the database, then answers. */
   @Post('slow-write')
   @Idempotent()
-  async slowWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
+  async slowWrite(@Req() request: AuthenticatedRequest, @Headers('x-work-ms') workMs?: string): Promise<Payment> {
     const payment = await this.write(request);
-    await sleep(600);
+    await sleep(Number(workMs ?? 600));
     return payment;
   }
 
   /** The same as slow-write in lease mode: the payment commits on its own, before the answer. */
   @Post('lease-slow-write')
   @Idempotent({ mode: 'lease', lease: '1s' })
-  async leaseSlowWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
+  async leaseSlowWrite(@Req() request: AuthenticatedRequest, @Headers('x-work-ms') workMs?: string): Promise<Payment> {
     const payment = await this.write(request);
-    await sleep(600);
+    await sleep(Number(workMs ?? 600));
     return payment;
   }
 
