@@ -19,11 +19,11 @@ export type Statement = readonly [statement: PreparedStatement, params: unknown[
  * Transactional mode sends its statements together with the transaction's own `START
  * TRANSACTION` and `COMMIT`, so that a request costs no round trip more than the same handler in
  * a plain transaction: "START TRANSACTION; EXECUTE lock(…); EXECUTE key_row(…)" and "EXECUTE
- * insert_outcome(…); COMMIT" each travel as one simple-protocol query (prefixed, the first time
- * on a connection, after the `PREPARE`s in their own round trip). The transaction is READ
- * COMMITTED whatever the server's default, so that each statement of such a message runs with its
- * own snapshot: the key's row is read after its lock was taken, never from a snapshot older than
- * the lock. The simple protocol takes no bind parameters, so values are inlined as literals:
+ * insert_outcome(…); COMMIT" each travel as one simple-protocol query (the first time a
+ * connection runs them, after their `PREPARE`s, in round trips of their own). The transaction
+ * is READ COMMITTED whatever the server's default, so that each statement of such a message runs
+ * with its own snapshot: the key's row is read after its lock was taken, never from a snapshot
+ * older than the lock. The simple protocol takes no bind parameters, so values are inlined as literals:
  * strings through the driver's `escapeLiteral`, bytes as `decode('<hex>', 'hex')`, integers as
  * digits; nothing else is accepted. When one statement fails, PostgreSQL skips the rest of the
  * message: a failed statement before `COMMIT` leaves the transaction aborted, never committed.
@@ -42,7 +42,8 @@ export async function startTransactionWith(
   const client = await pgClient(queryRunner);
   let sql = 'START TRANSACTION ISOLATION LEVEL READ COMMITTED';
   for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
-  await prepare(client, [...statements.map(([statement]) => statement), ...later]);
+  const missing = notYetPrepared(client, statements.map(([statement]) => statement).concat(later));
+  if (missing.length > 0) await prepare(client, missing);
   await queryRunner.broadcaster.broadcast('BeforeTransactionStart');
   setTransactionState(queryRunner, true, 1);
   const results = await client.query(sql);
@@ -54,7 +55,8 @@ export async function startTransactionWith(
 export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<number> {
   const client = await pgClient(queryRunner);
   const sql = `${execute(statement, params, client)};\nCOMMIT`;
-  await prepare(client, [statement]);
+  const missing = notYetPrepared(client, [statement]);
+  if (missing.length > 0) await prepare(client, missing);
   await queryRunner.broadcaster.broadcast('BeforeTransactionCommit');
   const results = await client.query(sql);
   setTransactionState(queryRunner, false, 0);
@@ -66,7 +68,8 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
 export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
   const client = await pgClient(queryRunner);
   const sql = execute(statement, params, client);
-  await prepare(client, [statement]);
+  const missing = notYetPrepared(client, [statement]);
+  if (missing.length > 0) await prepare(client, missing);
   const results = await client.query(sql);
   return results[results.length - 1];
 }
@@ -139,20 +142,25 @@ async function pgClient(queryRunner: QueryRunner): Promise<StatementClient> {
   };
 }
 
+/** Those of `statements` not prepared on this connection yet (none when sent whole). */
+function notYetPrepared(client: StatementClient, statements: readonly PreparedStatement[]): readonly PreparedStatement[] {
+  if (client.whole) return [];
+  const names = prepared.get(client.raw);
+  return names ? statements.filter((statement) => !names.has(statement.name)) : statements;
+}
+
 /**
- * `PREPARE`s, on this connection, those of `statements` it has not prepared yet: each in its own
- * round trip (once per connection and statement), recorded only once PostgreSQL took it, so a
- * message that fails, or is never sent, cannot leave a statement marked prepared that is not.
- * Outside a transaction, one found prepared already (42P05: a PREPARE whose answer was lost)
+ * `PREPARE`s `statements` on this connection, each in its own round trip (once per connection
+ * and statement: callers pass only the `notYetPrepared` ones), recorded only once PostgreSQL took it,
+ * so a message that fails, or is never sent, cannot leave a statement marked prepared that is
+ * not. Outside a transaction, one found prepared already (42P05: a PREPARE whose answer was lost)
  * counts as prepared; inside one, that error would abort it, which is why the store prepares
  * what its key transaction runs before starting it.
  */
 async function prepare(client: StatementClient, statements: readonly PreparedStatement[]): Promise<void> {
-  if (client.whole) return;
   let names = prepared.get(client.raw);
   if (!names) prepared.set(client.raw, (names = new Set()));
   for (const statement of statements) {
-    if (names.has(statement.name)) continue;
     try {
       await client.query(`PREPARE ${statement.name} (${statement.types.join(', ')}) AS ${statement.text}`);
     } catch (error) {
