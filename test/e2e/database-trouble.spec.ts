@@ -2,31 +2,9 @@ import { RequestTimeoutException } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { catchError, throwError, timeout, TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { keyRows, paymentCount, sql } from '../support/database.js';
+import { handlerBackend, keyRows, paymentCount, sql, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
-
-/** Waits until a transaction that inserted a payment for `caller`… sits idle inside the handler. */
-async function handlerBackend(): Promise<number> {
-  const deadline = Date.now() + 5_000;
-  for (;;) {
-    const rows = await sql(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
-    );
-    if (rows.length === 1) return rows[0].pid;
-    if (Date.now() > deadline) throw new Error(`expected one handler transaction, found ${rows.length}`);
-    await sleep(10);
-  }
-}
-
-/** Polls `condition` every 20 ms for up to 5 s. */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('the condition did not hold within 5 s');
-    await sleep(20);
-  }
-}
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
@@ -80,14 +58,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(retry.headers['idempotent-replayed']).toBe('true');
       expect(await paymentCount(caller)).toBe(1);
     });
-  });
 
-  describe('an answer the handler sends itself before it returns (@Res({ passthrough: true }))', () => {
-    let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
-    afterAll(() => lab.close());
-
-    it('is recorded with the handler writes once the handler returns, and replayed', async () => {
+    it('an answer the handler sends itself (@Res({ passthrough: true })) before it returns is recorded with its writes, and replayed', async () => {
       const caller = newCaller();
       const key = newKey();
       const first = await send(`${lab.url}/lab/self-sent`, { key, caller, body: {} });

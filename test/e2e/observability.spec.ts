@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { type IdempotencyEvent, IdempotencyEvents, IdempotencySweeper } from '../../src/index.js';
-import { seedKeys, sql } from '../support/database.js';
+import { handlerBackend, seedKeys, sql } from '../support/database.js';
 import { HTTP_PLATFORMS, appsOn, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -89,18 +89,7 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
     const tooLarge = await send(`${lab.url}/lab/large`, { key: keys[0], caller, body: { size: 10_000 } });
     expect(tooLarge.status).toBe(500);
     const cut = send(`${lab.url}/lab/slow-write`, { key: keys[1], caller, body: {}, headers: { 'x-work-ms': '1500' } });
-    const deadline = Date.now() + 5_000;
-    for (;;) {
-      const [backend] = await sql(
-        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
-      );
-      if (backend) {
-        await sql('SELECT pg_terminate_backend($1)', [backend.pid]);
-        break;
-      }
-      if (Date.now() > deadline) throw new Error('the handler transaction was not found');
-      await sleep(10);
-    }
+    await sql('SELECT pg_terminate_backend($1)', [await handlerBackend()]);
     expect((await cut).status).toBe(503);
     await send(`${lab.url}/lab/fail-after-write`, { key: keys[2], caller, body: {} });
     await send(`${lab.url}/lab/file`, { key: keys[3], caller, body: {} });

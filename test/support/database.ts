@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { databaseUrl } from './apps.js';
 
 let pool: pg.Pool | undefined;
@@ -33,4 +34,28 @@ export async function seedKeys(caller: string, count: number, offset: string): P
      FROM generate_series(1, $2::int) AS i`,
     [caller, count, offset],
   );
+}
+
+/** Polls `condition` every 10 ms until it holds; fails after 5 s. */
+export async function until(condition: () => Promise<boolean>, what = 'the condition'): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within 5 s`);
+    await sleep(10);
+  }
+}
+
+/**
+ * The pid of the one key transaction that inserted a payment and now sits idle inside its handler
+ * (a handler sleeping after its write), once there is one.
+ */
+export async function handlerBackend(): Promise<number> {
+  let rows: Array<{ pid: number }> = [];
+  await until(async () => {
+    rows = await sql(
+      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
+    );
+    return rows.length === 1;
+  }, 'one handler transaction idle after its write');
+  return rows[0].pid;
 }
