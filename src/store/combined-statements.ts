@@ -39,34 +39,38 @@ export async function startTransactionWith(
   /** Statements the transaction may run later, prepared now, outside it (see `prepare`). */
   later: readonly PreparedStatement[] = [],
 ): Promise<any[][]> {
-  const client = await pgClient(queryRunner);
+  const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
   let sql = 'START TRANSACTION ISOLATION LEVEL READ COMMITTED';
   for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
   const missing = notYetPrepared(client, statements.map(([statement]) => statement).concat(later));
   if (missing.length > 0) await prepare(client, missing);
-  await queryRunner.broadcaster.broadcast('BeforeTransactionStart');
+  let pending = broadcast(queryRunner, 'BeforeTransactionStart');
+  if (pending) await pending;
   setTransactionState(queryRunner, true, 1);
   const results = await client.query(sql);
-  await queryRunner.broadcaster.broadcast('AfterTransactionStart');
+  pending = broadcast(queryRunner, 'AfterTransactionStart');
+  if (pending) await pending;
   return results.slice(results.length - statements.length).map((result) => result.rows);
 }
 
 /** Runs `statement` and `COMMIT` in one round trip; returns the statement's row count. */
 export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<number> {
-  const client = await pgClient(queryRunner);
+  const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
   const sql = `${execute(statement, params, client)};\nCOMMIT`;
   const missing = notYetPrepared(client, [statement]);
   if (missing.length > 0) await prepare(client, missing);
-  await queryRunner.broadcaster.broadcast('BeforeTransactionCommit');
+  let pending = broadcast(queryRunner, 'BeforeTransactionCommit');
+  if (pending) await pending;
   const results = await client.query(sql);
   setTransactionState(queryRunner, false, 0);
-  await queryRunner.broadcaster.broadcast('AfterTransactionCommit');
+  pending = broadcast(queryRunner, 'AfterTransactionCommit');
+  if (pending) await pending;
   return results[results.length - 2].rowCount ?? 0;
 }
 
 /** Runs a prepared `statement` on the query runner's connection (inside its transaction, if any). */
 export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
-  const client = await pgClient(queryRunner);
+  const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
   const sql = execute(statement, params, client);
   const missing = notYetPrepared(client, [statement]);
   if (missing.length > 0) await prepare(client, missing);
@@ -118,29 +122,58 @@ interface StatementClient {
   whole: boolean;
 }
 
-async function pgClient(queryRunner: QueryRunner): Promise<StatementClient> {
-  const client = (await queryRunner.connect()) as PgClient;
+/** The statement client of each connection. */
+const statementClients = new WeakMap<PgClient, StatementClient>();
+
+/** The statement client of the query runner's connection, when it holds one already. */
+function connectedClient(queryRunner: QueryRunner): StatementClient | undefined {
+  const connection = (queryRunner as unknown as { databaseConnection?: PgClient }).databaseConnection;
+  return connection ? statementClient(queryRunner, connection) : undefined;
+}
+
+/** Takes a connection from the pool for the query runner (TypeORM's `connect()`). */
+async function connectClient(queryRunner: QueryRunner): Promise<StatementClient> {
+  return statementClient(queryRunner, (await queryRunner.connect()) as PgClient);
+}
+
+function statementClient(queryRunner: QueryRunner, client: PgClient): StatementClient {
+  let statements = statementClients.get(client);
+  if (statements) {
+    statements.whole = unprepared.has(queryRunner.connection);
+    return statements;
+  }
   if (typeof client?.escapeLiteral !== 'function') {
     throw new Error('nestjs-pg-idempotency: the DataSource must use the PostgreSQL driver (pg)');
   }
-  return {
+  statements = {
     raw: client,
     whole: unprepared.has(queryRunner.connection),
     escapeLiteral: (value) => client.escapeLiteral(value),
-    query: async (sql) => {
-      try {
-        const result = await client.query(sql);
-        return Array.isArray(result) ? result : [result];
-      } catch (error) {
-        // A prepared statement outlives the transaction it was prepared in, so the record stays.
-        // Only a connection reset behind the pool's back makes it wrong: its EXECUTE fails
-        // (26000), and the next request on that connection prepares again.
-        if ((error as { code?: string }).code === '26000') prepared.delete(client);
-        throw error;
-      }
-    },
+    query: (sql) =>
+      client.query(sql).then(
+        (result) => (Array.isArray(result) ? result : [result]),
+        (error: unknown) => {
+          // A prepared statement outlives the transaction it was prepared in, so the record
+          // stays. Only a connection reset behind the pool's back makes it wrong: its EXECUTE
+          // fails (26000), and the next request on that connection prepares again.
+          if ((error as { code?: string }).code === '26000') prepared.delete(client);
+          throw error;
+        },
+      ),
   };
+  statementClients.set(client, statements);
+  return statements;
 }
+
+/**
+ * Broadcasts a transaction event to the DataSource's subscribers, as TypeORM's own
+ * `startTransaction()`/`commitTransaction()` do; with none (the common case) nothing is awaited.
+ */
+function broadcast(queryRunner: QueryRunner, event: TransactionEvent): Promise<void> | undefined {
+  return queryRunner.connection.subscribers.length > 0 ? queryRunner.broadcaster.broadcast(event) : undefined;
+}
+
+type TransactionEvent = 'BeforeTransactionStart' | 'AfterTransactionStart' | 'BeforeTransactionCommit' | 'AfterTransactionCommit';
 
 /** Those of `statements` not prepared on this connection yet (none when sent whole). */
 function notYetPrepared(client: StatementClient, statements: readonly PreparedStatement[]): readonly PreparedStatement[] {

@@ -77,7 +77,7 @@ export class IdempotencyStore implements OnModuleInit {
         ],
         [TAKE_OVER, INSERT_OUTCOME],
       );
-      if (lock.locked === true && (await this.clear(queryRunner, row as KeyRow | undefined, request))) {
+      if (lock.locked === true && (row === undefined || (await this.takeOver(queryRunner, row as KeyRow, request)))) {
         const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
         return { kind: 'held', hold: this.track(hold, request, startedAt, this.local.hold(request.scope, request.fingerprint, Infinity)) };
       }
@@ -90,11 +90,11 @@ export class IdempotencyStore implements OnModuleInit {
   }
 
   /**
-   * Whether the key, its lock taken, is free for this request: no row, or a takeable one, which
-   * is deleted inside the key's transaction (one more round trip, only then).
+   * Whether the key's row, its lock taken, can be taken over by this request (expired, or a lease
+   * that ended with this request's fingerprint): it is then deleted inside the key's transaction
+   * (one more round trip, only then).
    */
-  private async clear(queryRunner: QueryRunner, row: KeyRow | undefined, request: KeyRequest): Promise<boolean> {
-    if (!row) return true;
+  private async takeOver(queryRunner: QueryRunner, row: KeyRow, request: KeyRequest): Promise<boolean> {
     if (!row.takeable) return false;
     const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, this.keyRowParams(request));
     return rowCount === 1;
