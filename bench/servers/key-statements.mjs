@@ -2,8 +2,8 @@
 // the key's statements the way transactional mode sends them for a fresh key (with START
 // TRANSACTION and with COMMIT: the baseline's round trips), through the library's own functions,
 // with no interceptor, no response capture and no AsyncLocalStorage.
-// - KEY_STATEMENTS=reservation (default): the key's lock and row lookup, then the key row's
-//   INSERT: what transactional mode sends. Between this server and the module lies the module's
+// - KEY_STATEMENTS=reservation (default): the key's lock and row lookup and the handler's
+//   savepoint, then the key row's INSERT: what transactional mode sends. Between this server and the module lies the module's
 //   own work in the server; between it and the baseline, what the key's statements cost.
 // - KEY_STATEMENTS=insert: the key row's INSERT alone, with no lock and no lookup (which could not
 //   keep a concurrent duplicate from running, nor find a recorded outcome): the ceiling of any
@@ -14,7 +14,7 @@ import { Payment, servePlainApp } from './plain-app.mjs';
 import { commitWith, startTransactionWith } from '../../dist/esm/store/combined-statements.js';
 import { scopeLockId } from '../../dist/esm/store/key-scope.js';
 import { rollbackAndRelease } from '../../dist/esm/store/release-query-runner.js';
-import { INSERT_OUTCOME, KEY_ROW, LOCK_KEY } from '../../dist/esm/store/store.sql.js';
+import { HANDLER_SAVEPOINT, INSERT_OUTCOME, KEY_ROW, LOCK_KEY } from '../../dist/esm/store/store.sql.js';
 
 const { databaseUrl } = serverEnv();
 const statements = process.env.KEY_STATEMENTS ?? 'reservation';
@@ -32,7 +32,7 @@ await servePlainApp(databaseUrl, async (dataSource, dto, request) => {
       const [[lock], rows] = await startTransactionWith(queryRunner, [
         [LOCK_KEY, [scopeLockId(scope)]],
         [KEY_ROW, [scope.key, scope.caller, scope.endpoint, fingerprint]],
-      ]);
+      ], [], HANDLER_SAVEPOINT);
       if (lock.locked !== true || rows.length > 0) throw new Error('a fresh key was found taken');
     }
     const payments = queryRunner.manager.getRepository(Payment);

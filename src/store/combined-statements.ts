@@ -38,10 +38,13 @@ export async function startTransactionWith(
   statements: readonly Statement[],
   /** Statements the transaction may run later, prepared now, outside it (see `prepare`). */
   later: readonly PreparedStatement[] = [],
+  /** A statement without parameters sent last in the same message (`SAVEPOINT name`). */
+  then?: string,
 ): Promise<any[][]> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
   let sql = 'START TRANSACTION ISOLATION LEVEL READ COMMITTED';
   for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
+  if (then) sql += `;\n${then}`;
   const missing = notYetPrepared(client, statements.map(([statement]) => statement).concat(later));
   if (missing.length > 0) await prepare(client, missing);
   let pending = broadcast(queryRunner, 'BeforeTransactionStart');
@@ -50,13 +53,16 @@ export async function startTransactionWith(
   const results = await client.query(sql);
   pending = broadcast(queryRunner, 'AfterTransactionStart');
   if (pending) await pending;
-  return results.slice(results.length - statements.length).map((result) => result.rows);
+  return results.slice(1, 1 + statements.length).map((result) => result.rows);
 }
 
-/** Runs `statement` and `COMMIT` in one round trip; returns the statement's row count. */
-export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<number> {
+/**
+ * Runs `statement` and `COMMIT` in one round trip, after `first` when given (a statement without
+ * parameters: `ROLLBACK TO SAVEPOINT name`); returns the statement's row count.
+ */
+export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[], first?: string): Promise<number> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
-  const sql = `${execute(statement, params, client)};\nCOMMIT`;
+  const sql = `${first ? `${first};\n` : ''}${execute(statement, params, client)};\nCOMMIT`;
   const missing = notYetPrepared(client, [statement]);
   if (missing.length > 0) await prepare(client, missing);
   let pending = broadcast(queryRunner, 'BeforeTransactionCommit');
@@ -68,14 +74,17 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
   return results[results.length - 2].rowCount ?? 0;
 }
 
-/** Runs a prepared `statement` on the query runner's connection (inside its transaction, if any). */
-export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
+/**
+ * Runs a prepared `statement` on the query runner's connection (inside its transaction, if any),
+ * followed in the same message by `then` when given (a statement without parameters).
+ */
+export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[], then?: string): Promise<PgResult> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
-  const sql = execute(statement, params, client);
+  const sql = then ? `${execute(statement, params, client)};\n${then}` : execute(statement, params, client);
   const missing = notYetPrepared(client, [statement]);
   if (missing.length > 0) await prepare(client, missing);
   const results = await client.query(sql);
-  return results[results.length - 1];
+  return results[results.length - (then ? 2 : 1)];
 }
 
 /** Runs a prepared `statement` on its own (autocommit) on a pooled connection of `dataSource`. */

@@ -6,7 +6,6 @@ import { performance } from 'node:perf_hooks';
 import { DataSource, type QueryRunner } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
-import type { StoredResponse } from '../response/stored-response.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { KeyHold, KeyRequest } from './key-hold.js';
 import { runPrepared, startTransactionWith, usePreparedStatements } from './combined-statements.js';
@@ -16,7 +15,7 @@ import { type LocalHold, LocalKeys } from './local-keys.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
 import type { Reservation } from './reservation.js';
-import { INSERT_OUTCOME, KEY_ROW, LOCK_KEY, RECORD, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
+import { HANDLER_SAVEPOINT, INSERT_OUTCOME, KEY_ROW, LOCK_KEY, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
 
 /** The row of a scoped key (KEY_ROW). */
 interface KeyRow {
@@ -60,8 +59,9 @@ export class IdempotencyStore implements OnModuleInit {
 
   /**
    * Transactional mode: opens a transaction and takes the key's advisory lock in it; the key row
-   * is inserted, with the outcome, just before the commit (`KeyTransaction`). Unless the result
-   * is `held`, the transaction is already closed and its connection released.
+   * is inserted, with the outcome, just before the commit (`KeyTransaction`). The handler runs
+   * after a savepoint, so that its writes can be undone without letting go of the lock. Unless
+   * the result is `held`, the transaction is already closed and its connection released.
    */
   async reserve(request: KeyRequest): Promise<Reservation> {
     const startedAt = performance.now();
@@ -76,9 +76,10 @@ export class IdempotencyStore implements OnModuleInit {
           [KEY_ROW, this.keyRowParams(request)],
         ],
         [TAKE_OVER, INSERT_OUTCOME],
+        HANDLER_SAVEPOINT,
       );
       if (lock.locked === true && (row === undefined || (await this.takeOver(queryRunner, row as KeyRow, request)))) {
-        const hold = new KeyTransaction(queryRunner, request, (key, response) => this.record(key, response));
+        const hold = new KeyTransaction(queryRunner, request);
         return { kind: 'held', hold: this.track(hold, request, startedAt, this.local.hold(request.scope, request.fingerprint, Infinity)) };
       }
       await rollbackAndRelease(queryRunner);
@@ -92,11 +93,11 @@ export class IdempotencyStore implements OnModuleInit {
   /**
    * Whether the key's row, its lock taken, can be taken over by this request (expired, or a lease
    * that ended with this request's fingerprint): it is then deleted inside the key's transaction
-   * (one more round trip, only then).
+   * (one more round trip, only then), and the handler's savepoint set again after the deletion.
    */
   private async takeOver(queryRunner: QueryRunner, row: KeyRow, request: KeyRequest): Promise<boolean> {
     if (!row.takeable) return false;
-    const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, this.keyRowParams(request));
+    const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, this.keyRowParams(request), HANDLER_SAVEPOINT);
     return rowCount === 1;
   }
 
@@ -127,18 +128,6 @@ export class IdempotencyStore implements OnModuleInit {
     } finally {
       await queryRunner.release();
     }
-  }
-
-  /**
-   * Stores an outcome in its own short transaction, for a handler whose own transaction was
-   * rolled back (a deterministic 4xx it threw). A no-op when another request took the key
-   * meanwhile or a live row exists.
-   */
-  async record(request: KeyRequest, response: StoredResponse): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(RECORD, [
-      ...this.reserveParams(request), response.status, JSON.stringify(response.headers), response.body,
-    ]);
-    return rows.length === 1;
   }
 
   private reserveParams({ scope, fingerprint, ttlMs }: KeyRequest): unknown[] {

@@ -20,9 +20,9 @@ export interface KeyHold {
 }
 
 /**
- * How completing a hold ended: `recorded`; `skipped` when the outcome of a handler that threw
- * could not be recorded because another request took the key meanwhile; `lost` when a lease was
- * taken over before the holder finished (nothing recorded; the newer holder's outcome stands).
+ * How completing a hold ended: `recorded`; `skipped` when the hold had already ended (nothing
+ * done); `lost` when a lease was taken over before the holder finished (nothing recorded; the
+ * newer holder's outcome stands).
  */
 export type Completion = 'recorded' | 'skipped' | 'lost';
 

@@ -3,13 +3,14 @@ import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
 import { commitWith } from './combined-statements.js';
 import { rollbackAndRelease } from './release-query-runner.js';
-import { INSERT_OUTCOME } from './store.sql.js';
+import { INSERT_OUTCOME, ROLLBACK_HANDLER } from './store.sql.js';
 
 /**
  * Transactional mode's hold: the database transaction that holds the key's advisory lock. The
  * handler's business writes go through `manager`; `complete()` inserts the key row with the
- * outcome and commits both together, `release()` rolls both back and frees the key. Either
- * returns the connection.
+ * outcome and commits both together (for a handler that threw, after rolling its writes back to
+ * the savepoint set before it ran, in the same message), `release()` rolls both back and frees
+ * the key. Either returns the connection.
  */
 export class KeyTransaction implements KeyHold {
   private ended = false;
@@ -17,8 +18,6 @@ export class KeyTransaction implements KeyHold {
   constructor(
     private readonly queryRunner: QueryRunner,
     private readonly request: KeyRequest,
-    /** Records an outcome in its own transaction (after this one rolled back); false if skipped. */
-    private readonly recordSeparately: (request: KeyRequest, response: StoredResponse) => Promise<boolean>,
   ) {}
 
   get manager(): EntityManager {
@@ -31,17 +30,16 @@ export class KeyTransaction implements KeyHold {
 
   async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
     if (this.ended) return 'skipped';
-    if (handlerFailed) {
-      // A thrown deterministic error: its writes are undone, its answer is kept.
-      await this.release();
-      return (await this.recordSeparately(this.request, response)) ? 'recorded' : 'skipped';
-    }
     this.ended = true;
     try {
       const { scope: { key, caller, endpoint }, fingerprint, ttlMs } = this.request;
-      await commitWith(this.queryRunner, INSERT_OUTCOME, [
-        key, caller, endpoint, fingerprint, response.status, JSON.stringify(response.headers), response.body, ttlMs,
-      ]);
+      // A thrown deterministic error: its writes are undone, its answer is kept.
+      await commitWith(
+        this.queryRunner,
+        INSERT_OUTCOME,
+        [key, caller, endpoint, fingerprint, response.status, JSON.stringify(response.headers), response.body, ttlMs],
+        handlerFailed ? ROLLBACK_HANDLER : undefined,
+      );
     } catch (error) {
       await rollbackAndRelease(this.queryRunner);
       throw error;

@@ -5,7 +5,7 @@ import type { PreparedStatement } from './combined-statements.js';
  * lock ($1) with pg_try_advisory_xact_lock, so that a duplicate in flight is answered at once
  * (409) instead of queueing on an uncommitted row and pinning a pool connection. Every writer
  * of a key's row holds that lock (transactional reservations until their commit, lease
- * reservations and RECORD for their statement); the sweeper only deletes expired rows.
+ * reservations for their statement); the sweeper only deletes expired rows.
  */
 
 const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
@@ -135,21 +135,15 @@ WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AN
 };
 
 /**
- * Records an outcome in its own short transaction (after the handler's transaction was rolled
- * back). Skips, never waits, when another request holds the key meanwhile.
- * Params: lock id, key, caller, endpoint, fingerprint, ttl ms, status, headers, body.
+ * Transactional mode: set once the key is reserved (its lock taken, a takeable row deleted), before
+ * the handler runs. A handler that throws a deterministic 4xx after it wrote is rolled back to
+ * it, and its answer recorded and committed in the same message: the key's lock is never let go
+ * before its row exists, so no duplicate can run in between.
  */
-export const RECORD = `
-WITH lock AS (SELECT pg_try_advisory_xact_lock($1::bigint) AS acquired)
-INSERT INTO idempotency_keys AS k
-  (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
-SELECT $2, $3, $4, $5, 'completed', $7, $8, $9, ${EXPIRES_AT} FROM lock WHERE lock.acquired
-ON CONFLICT (key, caller, endpoint) DO UPDATE
-  SET fingerprint = EXCLUDED.fingerprint, state = 'completed', status = EXCLUDED.status,
-      response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body,
-      locked_until = NULL, lease_token = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
-  WHERE k.expires_at <= now()
-RETURNING 1`;
+export const HANDLER_SAVEPOINT = 'SAVEPOINT nestjs_pg_idempotency_handler';
+
+/** Undoes the handler's writes and keeps what the key's transaction did before it. */
+export const ROLLBACK_HANDLER = 'ROLLBACK TO SAVEPOINT nestjs_pg_idempotency_handler';
 
 /** The sweeper's advisory lock, held for a whole run: one instance sweeps at a time. */
 export const SWEEP_LOCK_ID = '7493712083646152801';

@@ -1,8 +1,9 @@
+import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
-import { keyRows, paymentCount, sql, seedKeys } from '../support/database.js';
+import { keyRows, paymentCount, sql, seedKeys, until } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
-import { HTTP_PLATFORMS } from '../support/apps.js';
+import { databaseUrl, HTTP_PLATFORMS } from '../support/apps.js';
 import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
 /** Every answer for one key: exactly one execution, the others 409 or byte-identical replays. */
@@ -92,6 +93,49 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       await storm(() => '/payments', caller, validPayment);
       expect(await paymentCount(caller)).toBe(20);
+    });
+
+    it('a declined payment (402 thrown after the write) keeps its key locked until the decline is recorded: a duplicate on another process gets 409, never a second execution', async () => {
+      // The test holds a SHARE lock on idempotency_keys, so the key row's INSERT waits: the
+      // recording of the decline is held at its slowest point, where the key's lock must still
+      // be taken. A duplicate on another process must then find the key in use, not run again
+      // (and wait for the same table lock in its own recording).
+      const caller = newCaller();
+      const key = newKey();
+      const declined = { amount: 1_000_000, currency: 'EUR' };
+      const blocker = new pg.Client({ connectionString: databaseUrl() });
+      await blocker.connect();
+      const waitingOnKeys = async (): Promise<number> => {
+        const [{ n }] = await sql(
+          `SELECT count(*) AS n FROM pg_locks JOIN pg_stat_activity USING (pid)
+           WHERE NOT granted AND relation = 'idempotency_keys'::regclass AND query NOT LIKE 'PREPARE%'`,
+        );
+        return Number(n);
+      };
+      // The key's statements are prepared once per connection: have both processes prepare them
+      // now, on the connection their next request will reuse, not behind the table lock.
+      for (const demo of demos.slice(0, 2)) expect((await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).status).toBe(201);
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('LOCK TABLE idempotency_keys IN SHARE MODE');
+        const first = send(`${demos[0].url}/payments`, { key, caller, body: declined });
+        await until(async () => (await waitingOnKeys()) === 1, 'the decline waiting to be recorded');
+        let answered = false;
+        const duplicate = send(`${demos[1].url}/payments`, { key, caller, body: declined }).finally(() => (answered = true));
+        // Old behaviour: the duplicate took the freed lock, ran, and now waits to record too.
+        await until(async () => answered || (await waitingOnKeys()) === 2, 'the duplicate answered or recording');
+        await blocker.query('COMMIT');
+        expect(answered).toBe(true);
+        expect((await duplicate).status).toBe(409);
+        expect((await first).status).toBe(402);
+      } finally {
+        await blocker.end();
+      }
+      const replay = await send(`${demos[2].url}/payments`, { key, caller, body: declined });
+      expect(replay.status).toBe(402);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(2); // the two warm-up payments, not the declined one
+      expect(await keyRows(caller)).toContainEqual(expect.objectContaining({ key, state: 'completed', status: 402 }));
     });
 
     it('lease mode: 200 concurrent refund requests, 20 keys × 10: exactly 20 refunds and 20 provider effects', async () => {

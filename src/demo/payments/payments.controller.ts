@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpException, HttpStatus, Inject, Post, Req, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../idempotent.decorator.js';
 import { IdempotencyTransaction } from '../../transaction/idempotency-transaction.js';
@@ -6,6 +6,12 @@ import { BearerAuthGuard, type AuthenticatedRequest } from '../http/bearer-auth.
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { CreatePaymentDto } from './create-payment.dto.js';
 import { Payment } from './payment.entity.js';
+
+/**
+ * The simulated card network declines amounts from this one up (402), once the payment attempt
+ * was written: the write rolls back, and the decline is recorded and replayed like any answer.
+ */
+export const DECLINED_FROM_AMOUNT = 1_000_000;
 
 @Controller('payments')
 @UseGuards(BearerAuthGuard)
@@ -22,6 +28,7 @@ export class PaymentsController {
     const payments = this.tx.getRepository(Payment);
     const saved = await payments.save(payments.create({ ...dto, caller: request.user.id }));
     if (this.config.latencyMs > 0) await sleep(this.config.latencyMs);
+    if (dto.amount >= DECLINED_FROM_AMOUNT) throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
     return payments.findOneByOrFail({ id: saved.id });
   }
 
