@@ -12,6 +12,7 @@ export enum ProblemType {
   StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
   ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
   ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
+  HandlerFailedAfterAnswer = 'urn:nestjs-pg-idempotency:handler-failed-after-answer',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -25,6 +26,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
   [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
   [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
+  [ProblemType.HandlerFailedAfterAnswer]: { status: 500, title: 'Handler failed after sending its answer' },
 };
 
 /** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */

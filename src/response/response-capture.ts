@@ -65,13 +65,15 @@ export function captureResponse(
     const restore = () => Object.assign(raw, original);
     const body = Buffer.concat(chunks);
     const flushHead = () => head && original.writeHead.apply(raw, head);
-    const captured = { status: headStatus(head) ?? raw.statusCode, headers: mergedHeaders(raw, head), body };
+    const own = raw.getHeaders(); // a fresh object: the headers set on `raw` until now
+    const captured = { status: headStatus(head) ?? raw.statusCode, headers: mergedHeaders(own, head), body };
     settle(captured).then(
       (replacement) => {
         restore();
         if (replacement) {
           send(raw, replacement, headHeaders(head), done);
         } else {
+          restoreHead(raw, captured.status, own);
           flushHead();
           (original.end as (chunk: Buffer, callback?: () => void) => void).call(raw, body, done);
         }
@@ -129,7 +131,16 @@ function send(
   for (const name of replacement.drop) raw.removeHeader(name);
   raw.removeHeader('content-length');
   raw.removeHeader('transfer-encoding');
-  for (const [name, value] of replacement.headers) raw.setHeader(name, value);
+  // A header with several values (`Link`, `Vary`) comes as several pairs: all of them are sent.
+  const set: string[] = [];
+  for (const [name, value] of replacement.headers) {
+    if (set.includes(name)) {
+      raw.appendHeader(name, value);
+    } else {
+      raw.setHeader(name, value);
+      set.push(name);
+    }
+  }
   raw.setHeader('content-length', replacement.body.length);
   raw.statusCode = replacement.status;
   raw.end(replacement.body, done);
@@ -149,10 +160,25 @@ function headStatus(head?: Parameters<ServerResponse['writeHead']>): number | un
   return head ? head[0] : undefined;
 }
 
-function mergedHeaders(raw: ServerResponse, head?: Parameters<ServerResponse['writeHead']>): OutgoingHttpHeaders {
-  const headers = raw.getHeaders(); // a fresh object on every call
+function mergedHeaders(own: OutgoingHttpHeaders, head?: Parameters<ServerResponse['writeHead']>): OutgoingHttpHeaders {
+  if (!head) return own;
+  const headers = { ...own };
   for (const [name, value] of headHeaders(head)) headers[name] = value;
   return headers;
+}
+
+/**
+ * Puts the status and the headers set on `raw` back as they were when the app ended the
+ * response: whatever changed them since (Nest answering a handler's error, or its return value,
+ * after the handler had sent its own answer) must not go out with the answer that was recorded.
+ */
+function restoreHead(raw: ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
+  raw.statusCode = status;
+  for (const name of raw.getHeaderNames()) if (!(name in headers)) raw.removeHeader(name);
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined && raw.getHeader(name) !== value) raw.setHeader(name, value);
+  }
 }
 
 /**

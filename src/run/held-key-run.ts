@@ -124,17 +124,29 @@ export class HeldKeyRun {
     this.ended = true;
     if (!this.hold.isOpen) return;
     if (this.handlerSettled) return this.conclude(captured);
-    if (executionContext.getStore() === this.execution) return this.settled.then(() => this.conclude(captured));
+    if (executionContext.getStore() === this.execution) return this.settled.then(() => this.conclude(captured, true));
     void this.settled
       .then(() => this.conclude(captured))
       .catch((error: Error) => this.logFailure('ending a key after an early answer', error));
   }
 
-  /** What `finish()` does once the handler has settled: record, or release. */
-  private async conclude(captured: CapturedResponse): Promise<ResponseReplacement | void> {
+  /**
+   * What `finish()` does once the handler has settled: record, or release. `sentByHandler`: the
+   * handler sent this answer itself before it settled; if it then failed, the answer is withdrawn
+   * (it may claim writes that were rolled back) and a 500 problem sent in its place.
+   */
+  private async conclude(captured: CapturedResponse, sentByHandler = false): Promise<ResponseReplacement | void> {
     const { hold, route, settings } = this;
     if (!hold.isOpen) return;
     try {
+      if (sentByHandler && this.handlerFailed) {
+        await this.release('not-stored', 500);
+        const failed = new IdempotencyProblem(
+          ProblemType.HandlerFailedAfterAnswer,
+          'the handler failed after it had sent its answer, so that answer was withdrawn and nothing was recorded; a retry runs the request again',
+        );
+        return problemReplacement(failed.problem, settings.replayHeaders);
+      }
       if (!route.storeResponse(captured.status)) return await this.release('not-stored', captured.status);
       const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
       if (tooLarge) {

@@ -29,6 +29,21 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(replay.body.equals(retry.body)).toBe(true);
     });
 
+    it('a handler that sends 201 itself and then fails: the 201 is withdrawn (its write rolled back), a 500 problem goes out instead, nothing is stored, the retry runs', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/self-sent-then-fail`, { key, caller, body: {} });
+      expect(first.status).toBe(500);
+      expect(first.headers['content-type']).toContain('application/problem+json');
+      expect(first.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:handler-failed-after-answer', status: 500 });
+      expect(Number(first.headers['content-length'])).toBe(first.body.length);
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+      const retry = await send(`${lab.url}/lab/self-sent-then-fail`, { key, caller, body: {} });
+      expect(retry.status).toBe(500);
+      expect(retry.headers['idempotent-replayed']).toBeUndefined();
+    });
+
     it("an upstream's 4xx thrown as a plain error (an HTTP client's) is the server's failure: 500, not stored, the retry runs", async () => {
       const caller = newCaller();
       const key = newKey();

@@ -6,7 +6,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('what is replayed is what the client received', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie'] })));
+    beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie', 'Link'] })));
     afterAll(async () => {
       await lab.close();
     });
@@ -26,6 +26,28 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(first.headers['x-trace']).toBe('set-by-the-first-run');
       expect(replay.headers['x-trace']).toBeUndefined();
       expect(replay.headers['x-replayed-too']).toBe('configured');
+    });
+
+    it('an allow-listed header with several values is replayed with all of them', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/links`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/lab/links`, { key, caller, body: {} });
+      expect(first.headers.link).toBe('</lab/things/42>; rel="self", </lab/owners/7>; rel="owner"');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.headers.link).toBe(first.headers.link);
+    });
+
+    it('a handler that sends 200 itself and also returns a value: the client gets the 200 it sent, as recorded, and so does the replay', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/self-sent-and-returned`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/lab/self-sent-and-returned`, { key, caller, body: {} });
+      expect(first.status).toBe(200);
+      expect(first.text).not.toContain('ignored');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.status).toBe(200);
+      expect(replay.body.equals(first.body)).toBe(true);
     });
 
     it('a header the route sets statically (@Header) is on the first answer and on the replay', async () => {

@@ -108,6 +108,35 @@ export class LabController {
     await sleep(100);
   }
 
+  /** Writes, sends 201 itself, then a later step fails (a plain error: its writes roll back). */
+  @Post('self-sent-then-fail')
+  @Idempotent()
+  async selfSentThenFail(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
+    const payment = await this.write(request);
+    if (response.json) response.status!(201).json(payment);
+    else response.code!(201).send!(payment);
+    await sleep(20);
+    throw new Error('a later step of the handler failed');
+  }
+
+  /** Sends 200 itself and returns a value, which Nest then tries to send with the route's 201. */
+  @Post('self-sent-and-returned')
+  @Idempotent()
+  async selfSentAndReturned(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<object> {
+    const payment = await this.write(request);
+    if (response.json) response.status!(200).json(payment);
+    else response.code!(200).send!(payment);
+    return { ignored: 'a second answer, after the first was sent' };
+  }
+
+  /** A header with two values (`Link`, allow-listed by the replay suites). */
+  @Post('links')
+  @Idempotent()
+  links(@Res({ passthrough: true }) response: { header(name: string, value: string | string[]): unknown }): object {
+    response.header('Link', ['</lab/things/42>; rel="self"', '</lab/owners/7>; rel="owner"']);
+    return { linked: true };
+  }
+
   @Post('headers')
   @Idempotent()
   @Header('Location', '/lab/things/42')
