@@ -29,8 +29,11 @@ answer({
   },
 });
 
-/** One autocannon run: `{ url, connections, seconds, mode, token, key? }` → its measurements. */
-function run({ url, connections, seconds, mode, token, key }) {
+/**
+ * One autocannon run: `{ url, connections, seconds, mode, token, key? }` → its measurements;
+ * with `requests`, it sends that many requests instead of running for `seconds`.
+ */
+function run({ url, connections, seconds, requests: amount, mode, token, key }) {
   const headers = paymentHeaders(token, mode === 'fixed' ? key : undefined);
   const request = { method: 'POST', path: '/payments', headers, body: PAYMENT_BODY };
   if (mode === 'fresh') {
@@ -45,7 +48,7 @@ function run({ url, connections, seconds, mode, token, key }) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const instance = autocannon(
-      { url, connections, duration: seconds, requests: [request], timeout: 30 },
+      { url, connections, ...(amount ? { amount } : { duration: seconds }), requests: [request], timeout: amount ? 300 : 30 },
       (error, result) => {
         current = undefined;
         if (error) return reject(error);

@@ -8,11 +8,13 @@ const children = new Set();
 /**
  * Forks `script` (relative to bench/) and waits for its `ready` message. Returns
  * `{ pid, ready, call(command, args), kill() }`; `ready` is the ready message (a server's port).
+ * `execPath` runs the script with another program than this Node.js (`execArgv` come first).
  */
-export async function start(script, { env = {}, execArgv = [], name = script, timeoutMs = 120_000 } = {}) {
+export async function start(script, { env = {}, execArgv = [], execPath, name = script, timeoutMs = 120_000 } = {}) {
   const child = fork(fileURLToPath(new URL(script, import.meta.url)), [], {
     env: { ...process.env, ...env },
     execArgv,
+    execPath,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.add(child);
