@@ -63,18 +63,17 @@ export function captureResponse(
     if (buffer) chunks.push(buffer);
     const done = [chunk, encoding, callback].find((arg) => typeof arg === 'function') as (() => void) | undefined;
     const restore = () => Object.assign(raw, original);
-    const body = Buffer.concat(chunks);
-    const flushHead = () => head && original.writeHead.apply(raw, head);
-    const own = raw.getHeaders(); // a fresh object: the headers set on `raw` until now
-    const captured = { status: headStatus(head) ?? raw.statusCode, headers: mergedHeaders(own, head), body };
+    const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+    if (head) applyHead(raw, head);
+    const headers = raw.getHeaders(); // a fresh object: the headers as the app ended the response
+    const captured = { status: raw.statusCode, headers, body };
     settle(captured).then(
       (replacement) => {
         restore();
         if (replacement) {
-          send(raw, replacement, headHeaders(head), done);
+          send(raw, replacement, done);
         } else {
-          restoreHead(raw, captured.status, own);
-          flushHead();
+          restoreHead(raw, captured.status, headers);
           (original.end as (chunk: Buffer, callback?: () => void) => void).call(raw, body, done);
         }
       },
@@ -111,23 +110,18 @@ export function replaceResponse(raw: ServerResponse, replacement: ResponseReplac
   raw.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, callback?: unknown) {
     Object.assign(raw, original);
     const done = [chunk, encoding, callback].find((arg) => typeof arg === 'function') as (() => void) | undefined;
-    send(raw, replacement, headHeaders(head), done);
+    if (head) applyHead(raw, head);
+    send(raw, replacement, done);
     return this;
   } as ServerResponse['end'];
 }
 
 /**
- * Sends `replacement` instead of what the app wrote. Headers the app passed to `writeHead()`
- * (Fastify passes its reply headers there: `@Header()`, `reply.header()`) are kept like those set
- * on `raw` (Express), so both platforms send the same headers around a replacement.
+ * Sends `replacement` instead of what the app wrote, around the headers the app set on `raw`
+ * (or passed to `writeHead()`: Fastify passes its reply headers there, `@Header()` and
+ * `reply.header()`), so that both platforms send the same headers around a replacement.
  */
-function send(
-  raw: ServerResponse,
-  replacement: ResponseReplacement,
-  headerList: [string, OutgoingHttpHeaders[string]][],
-  done?: () => void,
-): void {
-  for (const [name, value] of headerList) if (value !== undefined) raw.setHeader(name, value);
+function send(raw: ServerResponse, replacement: ResponseReplacement, done?: () => void): void {
   for (const name of replacement.drop) raw.removeHeader(name);
   raw.removeHeader('content-length');
   raw.removeHeader('transfer-encoding');
@@ -141,7 +135,8 @@ function send(
       set.push(name);
     }
   }
-  raw.setHeader('content-length', replacement.body.length);
+  // No Content-Length on a status that has no body (RFC 9110 §8.6): as the first answer had none.
+  if (!bodiless(replacement.status)) raw.setHeader('content-length', replacement.body.length);
   raw.statusCode = replacement.status;
   raw.end(replacement.body, done);
 }
@@ -154,17 +149,6 @@ function copyOf(args: Parameters<ServerResponse['writeHead']>): Parameters<Serve
   return args.map((arg) => (Array.isArray(arg) ? [...arg] : arg && typeof arg === 'object' ? { ...arg } : arg)) as Parameters<
     ServerResponse['writeHead']
   >;
-}
-
-function headStatus(head?: Parameters<ServerResponse['writeHead']>): number | undefined {
-  return head ? head[0] : undefined;
-}
-
-function mergedHeaders(own: OutgoingHttpHeaders, head?: Parameters<ServerResponse['writeHead']>): OutgoingHttpHeaders {
-  if (!head) return own;
-  const headers = { ...own };
-  for (const [name, value] of headHeaders(head)) headers[name] = value;
-  return headers;
 }
 
 /**
@@ -182,19 +166,33 @@ function restoreHead(raw: ServerResponse, status: number, headers: OutgoingHttpH
 }
 
 /**
- * The headers given to `writeHead(status, [message], headers)`, lower-cased: an object, or a flat
- * `[name, value, name, value, …]` array.
+ * Puts what the app passed to `writeHead(status, [message], [headers])` on `raw` itself, as Node
+ * does when headers were set before, except that a header named several times in a flat
+ * `[name, value, …]` list keeps every value (Node keeps the last): what is recorded, and what is
+ * sent, is then read from `raw` alone.
  */
-function headHeaders(head?: Parameters<ServerResponse['writeHead']>): [string, OutgoingHttpHeaders[string]][] {
-  const extra = head?.find((arg, index) => index > 0 && arg && typeof arg === 'object') as
-    | OutgoingHttpHeaders
-    | readonly unknown[]
-    | undefined;
-  if (!extra) return [];
-  if (!Array.isArray(extra)) {
-    return Object.entries(extra as OutgoingHttpHeaders).map(([name, value]) => [name.toLowerCase(), value]);
+function applyHead(raw: ServerResponse, [status, message, headers]: readonly unknown[]): void {
+  raw.statusCode = status as number;
+  if (typeof message === 'string') raw.statusMessage = message;
+  else headers = message;
+  if (Array.isArray(headers)) {
+    const named: string[] = [];
+    for (let i = 0; i + 1 < headers.length; i += 2) {
+      const name = String(headers[i]).toLowerCase();
+      const value = headers[i + 1] as string | string[];
+      if (named.includes(name)) {
+        raw.appendHeader(name, value);
+      } else {
+        raw.setHeader(name, value);
+        named.push(name);
+      }
+    }
+  } else if (headers && typeof headers === 'object') {
+    for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) if (value !== undefined) raw.setHeader(name, value);
   }
-  const list: [string, OutgoingHttpHeaders[string]][] = [];
-  for (let i = 0; i + 1 < extra.length; i += 2) list.push([String(extra[i]).toLowerCase(), extra[i + 1] as string]);
-  return list;
+}
+
+/** Statuses whose responses have no body, nor a Content-Length: 1xx, 204, 304. */
+function bodiless(status: number): boolean {
+  return status < 200 || status === 204 || status === 304;
 }

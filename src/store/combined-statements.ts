@@ -58,18 +58,20 @@ export async function startTransactionWith(
 
 /**
  * Runs `statement` and `COMMIT` in one round trip, after `first` when given (a statement without
- * parameters: `ROLLBACK TO SAVEPOINT name`); returns the statement's row count.
+ * parameters: `ROLLBACK TO SAVEPOINT name`); returns the statement's row count. After such a
+ * rollback the app's writes are gone: subscribers hear a rollback (as TypeORM announces a nested
+ * one), never a commit of writes that no longer exist.
  */
 export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[], first?: string): Promise<number> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
   const sql = `${first ? `${first};\n` : ''}${execute(statement, params, client)};\nCOMMIT`;
   const missing = notYetPrepared(client, [statement]);
   if (missing.length > 0) await prepare(client, missing);
-  let pending = broadcast(queryRunner, 'BeforeTransactionCommit');
+  let pending = broadcast(queryRunner, first ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit');
   if (pending) await pending;
   const results = await client.query(sql);
   setTransactionState(queryRunner, false, 0);
-  pending = broadcast(queryRunner, 'AfterTransactionCommit');
+  pending = broadcast(queryRunner, first ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
   if (pending) await pending;
   return results[results.length - 2].rowCount ?? 0;
 }
@@ -182,7 +184,7 @@ function broadcast(queryRunner: QueryRunner, event: TransactionEvent): Promise<v
   return queryRunner.connection.subscribers.length > 0 ? queryRunner.broadcaster.broadcast(event) : undefined;
 }
 
-type TransactionEvent = 'BeforeTransactionStart' | 'AfterTransactionStart' | 'BeforeTransactionCommit' | 'AfterTransactionCommit';
+type TransactionEvent = `${'Before' | 'After'}Transaction${'Start' | 'Commit' | 'Rollback'}`;
 
 /** Those of `statements` not prepared on this connection yet (none when sent whole). */
 function notYetPrepared(client: StatementClient, statements: readonly PreparedStatement[]): readonly PreparedStatement[] {

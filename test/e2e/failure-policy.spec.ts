@@ -1,4 +1,4 @@
-import { keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -80,6 +80,37 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(again.body.equals(first.body)).toBe(true);
       expect(await paymentCount(caller)).toBe(0);
       expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/reject-after-write', state: 'completed', status: 422 }]);
+    });
+
+    it.each([
+      ['after a statement of the handler failed (the transaction aborted), a thrown 400', 'sql-error-then-400', 400],
+      ['a 422 thrown inside a nested manager.transaction()', 'nested-reject', 422],
+    ])('%s: every write rolls back, the answer is recorded and replayed', async (_case, path, status) => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/${path}`, { key, caller, body: {} });
+      const again = await send(`${lab.url}/lab/${path}`, { key, caller, body: {} });
+      expect([first.status, again.status]).toEqual([status, status]);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.equals(first.body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([expect.objectContaining({ key, state: 'completed', status })]);
+    });
+
+    it('a thrown 422 on a key whose expired row is taken over: the old row is replaced by the 422, the write rolls back', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      await sql(
+        `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
+         VALUES ($1, $2, 'POST /lab/reject-after-write', '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 minute')`,
+        [key, caller],
+      );
+      const first = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
+      const again = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
+      expect([first.status, again.status]).toEqual([422, 422]);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([expect.objectContaining({ key, state: 'completed', status: 422 })]);
     });
 
     it.each([500, 502, 503, 408, 409, 425, 429])('a %i is not stored: the business write rolls back and the key is free', async (code) => {

@@ -38,6 +38,31 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(replay.headers.link).toBe(first.headers.link);
     });
 
+    it('headers passed to writeHead() as a list naming one twice: the first answer and the replay carry both values', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/write-head-list`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/lab/write-head-list`, { key, caller, body: {} });
+      expect(first.status).toBe(201);
+      expect(first.headers.link).toBe('</lab/a>; rel="a", </lab/b>; rel="b"');
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.status).toBe(201);
+      expect(replay.body.equals(first.body)).toBe(true);
+      expect(replay.headers.link).toBe(first.headers.link);
+    });
+
+    it('a 204 is replayed as it was sent: no body, no Content-Length', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/no-content`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/lab/no-content`, { key, caller, body: {} });
+      expect([first.status, replay.status]).toEqual([204, 204]);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(first.headers['content-length']).toBeUndefined();
+      expect(replay.headers['content-length']).toBeUndefined();
+      expect(replay.body.length).toBe(0);
+    });
+
     it('a handler that sends 200 itself and also returns a value: the client gets the 200 it sent, as recorded, and so does the replay', async () => {
       const caller = newCaller();
       const key = newKey();

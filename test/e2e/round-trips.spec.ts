@@ -48,6 +48,15 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       await send(`${lab.url}/lab/twin`, { key: newKey(), caller: newCaller(), body: {} });
       expect(CommitCounter.commits).toBe(before + 1);
     });
+
+    it('TypeORM subscribers hear a rollback, not a commit, when a thrown 4xx rolled the handler\'s writes back (its answer is recorded)', async () => {
+      const before = { commits: CommitCounter.commits, rollbacks: CommitCounter.rollbacks };
+      const caller = newCaller();
+      const answer = await send(`${lab.url}/lab/reject-after-write`, { key: newKey(), caller, body: {} });
+      expect(answer.status).toBe(422);
+      expect(await paymentCount(caller)).toBe(0);
+      expect({ commits: CommitCounter.commits, rollbacks: CommitCounter.rollbacks }).toEqual({ commits: before.commits, rollbacks: before.rollbacks + 1 });
+    });
   });
 
   describe('preparedStatements: false (behind a pooler in transaction mode)', () => {

@@ -1,8 +1,10 @@
 import {
+  BadRequestException,
   Body,
   Controller,
   Header,
   Headers,
+  HttpCode,
   HttpException,
   Patch,
   Param,
@@ -14,6 +16,7 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
+import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { from, interval, map, type Observable, of, switchMap } from 'rxjs';
 import type { EntityManager } from 'typeorm';
@@ -83,6 +86,41 @@ export class LabController {
     await this.write(request);
     throw new UnprocessableEntityException('insufficient funds');
   }
+
+  /** A statement that fails (aborting the transaction), caught, then a thrown 400. */
+  @Post('sql-error-then-400')
+  @Idempotent()
+  async sqlErrorThen400(@Req() request: AuthenticatedRequest): Promise<never> {
+    await this.write(request);
+    await this.tx.manager.query('SELECT 1/0').catch(() => undefined);
+    throw new BadRequestException('bad input found by the database');
+  }
+
+  /** A 422 thrown inside a nested `manager.transaction()`, after writes inside and outside it. */
+  @Post('nested-reject')
+  @Idempotent()
+  async nestedReject(@Req() request: AuthenticatedRequest): Promise<never> {
+    await this.write(request);
+    await this.tx.manager.transaction(async (inner) => {
+      await inner.save(inner.create(Payment, { caller: request.user.id, amount: 2, currency: 'EUR' }));
+      throw new UnprocessableEntityException('declined inside');
+    });
+    throw new Error('unreachable');
+  }
+
+  /** Passes its headers to `writeHead()` as a flat list, naming `Link` twice (as a platform may). */
+  @Post('write-head-list')
+  @Idempotent()
+  writeHeadList(@Res({ passthrough: true }) response: { raw?: ServerResponse } & ServerResponse): void {
+    const raw = response.raw ?? response;
+    raw.writeHead(201, ['Content-Type', 'application/json', 'Link', '</lab/a>; rel="a"', 'Link', '</lab/b>; rel="b"']);
+    raw.end('{"listed":true}');
+  }
+
+  @Post('no-content')
+  @Idempotent()
+  @HttpCode(204)
+  noContent(): void {}
 
   @Post('status/:code')
   @Idempotent()
