@@ -61,7 +61,10 @@ export function captureResponse(
     ended = true;
     const buffer = toBuffer(chunk, encoding);
     if (buffer) chunks.push(buffer);
+    // The app is told its end() is done at once, as its write()s are: an app that waits for it
+    // (a handler awaiting `res.end(body, callback)`) must not wait for the response it holds.
     const done = [chunk, encoding, callback].find((arg) => typeof arg === 'function') as (() => void) | undefined;
+    if (done) process.nextTick(done);
     const restore = () => Object.assign(raw, original);
     const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
     if (head) applyHead(raw, head);
@@ -71,10 +74,10 @@ export function captureResponse(
       (replacement) => {
         restore();
         if (replacement) {
-          send(raw, replacement, done);
+          send(raw, replacement);
         } else {
           restoreHead(raw, captured.status, headers);
-          (original.end as (chunk: Buffer, callback?: () => void) => void).call(raw, body, done);
+          (original.end as (chunk: Buffer) => void).call(raw, body);
         }
       },
       (error: unknown) => {

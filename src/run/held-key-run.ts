@@ -23,6 +23,12 @@ import { executionContext, type IdempotentExecution } from '../transaction/trans
  */
 const ABANDONED_END_GRACE_MS = 5_000;
 
+/**
+ * How long a handler may go on after sending its own answer before the module warns that it may
+ * be waiting for that answer to finish (which it holds until the handler returns).
+ */
+const SELF_SENT_WARNING_MS = 5_000;
+
 /** One logger for every run (a run is created per request). */
 const logger = new Logger('Idempotency');
 
@@ -124,7 +130,13 @@ export class HeldKeyRun {
     this.ended = true;
     if (!this.hold.isOpen) return;
     if (this.handlerSettled) return this.conclude(captured);
-    if (executionContext.getStore() === this.execution) return this.settled.then(() => this.conclude(captured, true));
+    if (executionContext.getStore() === this.execution) {
+      const warning = setTimeout(() => this.warnHeldAnswer(), SELF_SENT_WARNING_MS).unref();
+      return this.settled.then(() => {
+        clearTimeout(warning);
+        return this.conclude(captured, true);
+      });
+    }
     void this.settled
       .then(() => this.conclude(captured))
       .catch((error: Error) => this.logFailure('ending a key after an early answer', error));
@@ -201,6 +213,14 @@ export class HeldKeyRun {
   private emitReleased(reason: Released, status?: number): void {
     const { handler, mode } = this.route;
     this.events.emit({ type: 'released', handler, mode, reason, status, durationMs: performance.now() - this.startedAt });
+  }
+
+  private warnHeldAnswer(): void {
+    logger.warn(
+      `${this.route.handler} sent its own answer ${SELF_SENT_WARNING_MS / 1000} s ago and has not returned: its answer is held until it ` +
+        "does. A handler that waits for its response to finish ('finish', stream.pipeline(…, res), finished(res)) never returns " +
+        'on an @Idempotent() route; return the body instead, or let the response end without waiting for it.',
+    );
   }
 
   private logFailure(what: string, error: Error): void {

@@ -72,6 +72,19 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(again.body.equals(first.body)).toBe(true);
       expect(await paymentCount(caller)).toBe(1);
     });
+
+    it('a handler that sends its answer itself and awaits its end() callback: answered, and its later write is recorded with it', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/self-sent-awaited`, { key, caller, body: {} });
+      expect(first.status).toBe(201);
+      expect(await paymentCount(caller)).toBe(2);
+      expect(await keyRows(caller)).toMatchObject([{ key, state: 'completed', status: 201 }]);
+      const again = await send(`${lab.url}/lab/self-sent-awaited`, { key, caller, body: {} });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.equals(first.body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(2);
+    });
   });
 
   describe('an answer sent before the handler finished (an outer timeout interceptor)', () => {

@@ -146,6 +146,18 @@ export class LabController {
     await sleep(100);
   }
 
+  /** Writes, sends its answer on the Node response itself and awaits its end() callback, then writes again. */
+  @Post('self-sent-awaited')
+  @Idempotent()
+  async selfSentAwaited(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: { raw?: ServerResponse } & ServerResponse): Promise<void> {
+    const payment = await this.write(request);
+    const raw = response.raw ?? response;
+    raw.statusCode = 201;
+    raw.setHeader('content-type', 'application/json');
+    await new Promise<void>((resolve) => raw.end(JSON.stringify(payment), () => resolve()));
+    await this.write(request);
+  }
+
   /** Writes, sends 201 itself, then a later step fails (a plain error: its writes roll back). */
   @Post('self-sent-then-fail')
   @Idempotent()
