@@ -160,8 +160,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** A web `ReadableStream`, or anything `fetch` reads as it goes (a Node `Readable`, an async iterable). */
 function isStream(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && typeof (body as { getReader?: unknown }).getReader === 'function';
+  if (typeof body !== 'object' || body === null) return false;
+  return typeof (body as { getReader?: unknown }).getReader === 'function' || typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
 }
 
 function atLeast(value: number, min: number, option: string): number {

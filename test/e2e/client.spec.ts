@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { Readable } from 'node:stream';
 import { IdempotentClient, IdempotentRequestError, type RetryInfo } from '../../src/client/index.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
@@ -179,11 +180,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(Date.now() - started).toBeLessThan(5_000);
     });
 
-    it('refuses a stream body, which could not be sent again', async () => {
-      const body = new ReadableStream({ start: (controller) => controller.close() });
-      await expect(new IdempotentClient().fetch('http://127.0.0.1:9/', { method: 'POST', body, duplex: 'half' } as RequestInit)).rejects.toThrow(
-        /stream body cannot be sent again/,
-      );
+    it.each([
+      ['a web ReadableStream', () => new ReadableStream({ start: (controller) => controller.close() })],
+      ['a Node Readable', () => Readable.from(['{"amount":1}'])],
+    ])('refuses %s as the body, which could not be sent again', async (_kind, body) => {
+      await expect(
+        new IdempotentClient().fetch('http://127.0.0.1:9/', { method: 'POST', body: body(), duplex: 'half' } as unknown as RequestInit),
+      ).rejects.toThrow(/stream body cannot be sent again/);
     });
   });
 });
