@@ -185,7 +185,7 @@ export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): Id
     maxResponseBytes: positiveInteger(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
     sweepIntervalMs: atMost(toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'), MAX_TIMER_MS, 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
-    leaseMs: positiveDuration(options.lease ?? '30s', 'lease', MAX_LEASE_MS),
+    leaseMs: leaseDuration(options.lease ?? '30s'),
     renewLease: booleanOption(options.renewLease, true, 'renewLease'),
     preparedStatements: options.preparedStatements ?? true,
     metrics: options.metrics === false ? false : { registry: options.metrics?.registry, prefix: options.metrics?.prefix ?? '' },
@@ -220,7 +220,7 @@ export function resolveRouteOptions(
         ? module.maxResponseBytes
         : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
     mode: route.mode ?? 'transactional',
-    leaseMs: route.lease === undefined ? module.leaseMs : positiveDuration(route.lease, 'lease', MAX_LEASE_MS),
+    leaseMs: route.lease === undefined ? module.leaseMs : leaseDuration(route.lease),
     renewLease: booleanOption(route.renewLease, module.renewLease, 'renewLease'),
     waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),
   };
@@ -236,6 +236,9 @@ function booleanOption(value: boolean | undefined, fallback: boolean, option: st
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** A lease is renewed every third of it, by a timer. */
 const MAX_LEASE_MS = 3 * MAX_TIMER_MS;
+
+/** The shortest lease accepted (see `leaseDuration`). */
+const MIN_LEASE_MS = 1_000;
 /** Ten years: far enough for any retry, and well inside PostgreSQL's timestamps. */
 const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
@@ -243,6 +246,16 @@ function positiveDuration(duration: Duration, option: string, maxMs: number): nu
   const ms = toMilliseconds(duration, option);
   if (ms < 1) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be longer than 0`);
   return atMost(ms, maxMs, option);
+}
+
+/**
+ * A lease of at least 1 s: renewed every third, a shorter one would be renewed faster than a
+ * round trip to PostgreSQL under load, and end while its holder still runs.
+ */
+function leaseDuration(duration: Duration): number {
+  const ms = positiveDuration(duration, 'lease', MAX_LEASE_MS);
+  if (ms < MIN_LEASE_MS) throw new TypeError(`nestjs-pg-idempotency: option "lease" must be at least ${MIN_LEASE_MS} ms, got ${ms}`);
+  return ms;
 }
 
 function atMost(ms: number, maxMs: number, option: string): number {

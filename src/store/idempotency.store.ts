@@ -98,7 +98,10 @@ export class IdempotencyStore implements OnModuleInit {
   private async takeOver(queryRunner: QueryRunner, row: KeyRow, request: KeyRequest): Promise<boolean> {
     if (!row.takeable) return false;
     const { rowCount } = await runPrepared(queryRunner, TAKE_OVER, this.keyRowParams(request), HANDLER_SAVEPOINT);
-    return rowCount === 1;
+    if (rowCount === 1) return true;
+    // Deleted meanwhile (the sweeper): with the key's lock held, no row means the key is free.
+    const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));
+    return rows.length === 0;
   }
 
   /**
@@ -118,9 +121,8 @@ export class IdempotencyStore implements OnModuleInit {
       if (reserved.rows.length === 1) {
         // Held here no longer than the row is: its lease, renewed, but never past its expiry,
         // after which any request may take the row over.
-        const expiresAt = startedAt + request.ttlMs;
-        const local = this.local.hold(request.scope, request.fingerprint, Math.min(startedAt + leaseMs, expiresAt));
-        const lease = new KeyLease(this.dataSource, request, token, leaseMs, renew, (until) => local.extend(Math.min(until, expiresAt)));
+        const local = this.local.hold(request.scope, request.fingerprint, startedAt + leaseMs);
+        const lease = new KeyLease(this.dataSource, request, token, leaseMs, renew, (until) => local.extend(until));
         return { kind: 'held', hold: this.track(lease, request, startedAt, local) };
       }
       const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));

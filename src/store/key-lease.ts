@@ -51,7 +51,7 @@ export class KeyLease implements KeyHold {
     this.end();
     const { key, caller, endpoint } = this.request.scope;
     const { rowCount } = await runPreparedAlone(this.dataSource, COMPLETE_LEASE, [
-      key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body,
+      key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
     ]);
     return rowCount === 1 ? 'recorded' : 'lost';
   }
@@ -75,7 +75,16 @@ export class KeyLease implements KeyHold {
     try {
       const { key, caller, endpoint } = this.request.scope;
       const sentAt = performance.now();
-      const { rowCount } = await runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]);
+      // A renewal that does not answer within a third of the lease is given up (the next third
+      // tries again, on another connection) instead of blocking every later renewal.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('the renewal did not answer in time')), Math.max(1, Math.floor(this.leaseMs / 3)));
+      });
+      const { rowCount } = await Promise.race([
+        runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]),
+        timeout,
+      ]).finally(() => clearTimeout(timer));
       if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
       else if (!this.ended) {
         clearInterval(this.renewal);

@@ -8,6 +8,9 @@ import type { PreparedStatement } from './combined-statements.js';
  * reservations for their statement); the sweeper only deletes expired rows.
  */
 
+/** A lease-mode row whose holder's lease still runs: never expired, never swept. */
+const LIVE_LEASE = `(k.state = 'in_progress' AND k.locked_until > now())`;
+
 const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
 
 /**
@@ -16,7 +19,7 @@ const EXPIRES_AT = `now() + $6::bigint * interval '1 millisecond'`;
  * this rule: a lease reservation's ON CONFLICT, KEY_ROW's `takeable` and TAKE_OVER all use it.
  */
 function takeable(fingerprint: string): string {
-  return `(k.expires_at <= now() OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = ${fingerprint}))`;
+  return `((k.expires_at <= now() AND NOT ${LIVE_LEASE}) OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = ${fingerprint}))`;
 }
 
 const TAKEOVER = `
@@ -39,11 +42,11 @@ export const LOCK_KEY: PreparedStatement = {
  * ended with the same fingerprint). Params: key, caller, endpoint, fingerprint.
  */
 export const KEY_ROW: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_key_row_v2',
+  name: 'nestjs_pg_idempotency_key_row_v3',
   types: ['varchar', 'text', 'text', 'bytea'],
   text: `
 SELECT fingerprint, state, status, response_headers, response_body,
-       expires_at <= now() AS expired,
+       (expires_at <= now() AND NOT ${LIVE_LEASE}) AS expired,
        coalesce(${takeable('$4')}, false) AS takeable,
        ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
        floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
@@ -58,7 +61,7 @@ WHERE key = $1 AND caller = $2 AND endpoint = $3`,
  * Params: key, caller, endpoint, fingerprint.
  */
 export const TAKE_OVER: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_take_over_v2',
+  name: 'nestjs_pg_idempotency_take_over_v3',
   types: ['varchar', 'text', 'text', 'bytea'],
   text: `
 DELETE FROM idempotency_keys AS k
@@ -75,11 +78,11 @@ RETURNING 1`,
  * back with it. Params: key, caller, endpoint, fingerprint, status, headers, body, ttl ms ($8).
  */
 export const INSERT_OUTCOME: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_insert_outcome_v1',
+  name: 'nestjs_pg_idempotency_insert_outcome_v2',
   types: ['varchar', 'text', 'text', 'bytea', 'smallint', 'jsonb', 'bytea', 'bigint'],
   text: `
 INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
-VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, now() + $8::bigint * interval '1 millisecond')`,
+VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond')`,
 };
 
 /**
@@ -87,7 +90,7 @@ VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, now() + $8::bigint * interval '
  * fencing token ($7 lease ms, $8 token).
  */
 export const RESERVE_LEASE: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_reserve_lease_v1',
+  name: 'nestjs_pg_idempotency_reserve_lease_v2',
   types: ['bigint', 'varchar', 'text', 'text', 'bytea', 'bigint', 'bigint', 'bigint'],
   text: `
 INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
@@ -103,11 +106,12 @@ RETURNING 1`,
 
 /** Records a lease holder's outcome, only while the row carries its fencing token. */
 export const COMPLETE_LEASE: PreparedStatement = {
-  name: 'nestjs_pg_idempotency_complete_lease_v1',
-  types: ['varchar', 'text', 'text', 'bigint', 'smallint', 'jsonb', 'bytea'],
+  name: 'nestjs_pg_idempotency_complete_lease_v2',
+  types: ['varchar', 'text', 'text', 'bigint', 'smallint', 'jsonb', 'bytea', 'bigint'],
   text: `
 UPDATE idempotency_keys
-SET state = 'completed', status = $5, response_headers = $6, response_body = $7, locked_until = NULL
+SET state = 'completed', status = $5, response_headers = $6, response_body = $7, locked_until = NULL,
+    expires_at = clock_timestamp() + $8::bigint * interval '1 millisecond'
 WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
 };
 
@@ -152,9 +156,9 @@ export const SWEEP_LOCK_ID = '7493712083646152801';
 export const SWEEP_BATCH = `
 DELETE FROM idempotency_keys
 WHERE ctid = ANY (ARRAY(
-  SELECT ctid FROM idempotency_keys
-  WHERE expires_at <= now()
+  SELECT ctid FROM idempotency_keys AS k
+  WHERE expires_at <= now() AND NOT ${LIVE_LEASE}
   ORDER BY expires_at
   LIMIT $1
   FOR UPDATE SKIP LOCKED
-)) AND expires_at <= now()`;
+)) AND expires_at <= now() AND NOT (state = 'in_progress' AND locked_until > now())`;

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
-import { SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
-import { keyRows, paymentCount, sql, seedKeys } from '../support/database.js';
+import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
+import { keyRows, paymentCount, sql, seedKeys, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
@@ -53,6 +53,36 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   });
 
   describe('the sweeper', () => {
+    it('a request whose expired row a sweep batch is deleting runs once the batch commits (not 409: the key is free)', async () => {
+      const lab = await startLab();
+      const caller = newCaller();
+      const key = newKey();
+      await sql(
+        `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
+         VALUES ($1, $2, 'POST /lab/twin', '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 second')`,
+        [key, caller],
+      );
+      // The sweeper's own batch, in a transaction held open: the reservation's takeover waits on its row.
+      const sweeper = new pg.Client({ connectionString: databaseUrl() });
+      await sweeper.connect();
+      try {
+        await sweeper.query('BEGIN');
+        expect((await sweeper.query(SWEEP_BATCH, [1000])).rowCount).toBeGreaterThanOrEqual(1);
+        const request = send(`${lab.url}/lab/twin`, { key, caller, body: {} });
+        await until(async () => {
+          const waiting = await sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%take_over%'`);
+          return waiting.length === 1;
+        }, 'the takeover waiting on the batch');
+        await sweeper.query('COMMIT');
+        const answer = await request;
+        expect({ status: answer.status, type: answer.json?.type }).toEqual({ status: 201, type: undefined });
+        expect(await paymentCount(caller)).toBe(1);
+      } finally {
+        await sweeper.end();
+        await lab.close();
+      }
+    });
+
     it('deletes expired rows in batches and keeps live ones', async () => {
       const lab = await startLab({ sweepBatchSize: 400 });
       try {

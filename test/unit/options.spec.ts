@@ -39,6 +39,12 @@ describe('duration bounds', () => {
     expect(resolveModuleOptions({ sweepInterval: 0 }).sweepIntervalMs).toBe(0);
   });
 
+  it('refuse a lease under 1 s, which would be renewed faster than a round trip and end under a running holder', () => {
+    expect(() => resolveModuleOptions({ lease: '2ms' })).toThrow('option "lease" must be at least 1000 ms, got 2');
+    expect(() => resolveRouteOptions(resolveModuleOptions({}), { mode: 'lease', lease: 999 })).toThrow(/option "lease" must be at least 1000 ms/);
+    expect(resolveModuleOptions({ lease: '1s' }).leaseMs).toBe(1000);
+  });
+
   it('refuse what a timer or PostgreSQL could not hold, naming the option', () => {
     expect(() => resolveModuleOptions({ lease: '75d' })).toThrow(/option "lease" must be at most 6442450941 ms/);
     expect(() => resolveModuleOptions({ sweepInterval: '25d' })).toThrow(/option "sweepInterval" must be at most 2147483647 ms/);
