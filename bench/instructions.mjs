@@ -18,7 +18,7 @@ import { killAll, start } from './processes.mjs';
 
 const settings = {
   warmup: positive('BENCH_INSTRUCTIONS_WARMUP', 4000),
-  requests: positive('BENCH_INSTRUCTIONS_REQUESTS', 1000),
+  requests: positive('BENCH_INSTRUCTIONS_REQUESTS', 2000),
   connections: 8,
   node: process.env.BENCH_NODE || process.execPath,
 };
