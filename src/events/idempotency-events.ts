@@ -26,10 +26,20 @@ export class IdempotencyEvents {
   emit(event: IdempotencyEvent): void {
     for (const listener of this.listeners) {
       try {
-        listener(event);
+        // An async listener's rejection is caught too: unhandled, it would end the process.
+        const result: unknown = listener(event);
+        if (isPromiseLike(result)) result.then(undefined, (error: unknown) => this.logFailure(error));
       } catch (error) {
-        this.logger.error(`an idempotency event listener failed: ${(error as Error).message}`);
+        this.logFailure(error);
       }
     }
   }
+
+  private logFailure(error: unknown): void {
+    this.logger.error(`an idempotency event listener failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

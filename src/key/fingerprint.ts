@@ -54,10 +54,14 @@ export function fingerprintRequest(request: FingerprintRequest, option?: Fingerp
   return createHash('sha256').update(canonicalJson(input)).digest();
 }
 
-/** The query string as sorted name/value pairs, so parameter order does not matter. */
+/**
+ * The query string as name/value pairs sorted by name, so the order of different parameters does
+ * not matter; the values of a repeated parameter keep their order (`?item=a&item=b` is a list,
+ * and `?item=b&item=a` another). The sort is stable.
+ */
 function canonicalQuery(query: string): string[][] {
   if (query === '') return [];
-  return [...new URLSearchParams(query)].sort(([a, x], [b, y]) => (a === b ? cmp(x, y) : cmp(a, b)));
+  return [...new URLSearchParams(query)].sort(([a], [b]) => cmp(a, b));
 }
 
 function cmp(a: string, b: string): number {

@@ -32,8 +32,10 @@ describe('fingerprintRequest', () => {
     expect(nestsDeeperThan({ a: { b: [1, { c: 2 }] } }, 3)).toBe(true);
   });
 
-  it('ignores the order of query parameters', () => {
+  it('ignores the order of query parameters, but not the order of a repeated parameter\'s values (a list)', () => {
     expect(fingerprintRequest(request({}, 'a=1&b=2')).equals(fingerprintRequest(request({}, 'b=2&a=1')))).toBe(true);
+    expect(fingerprintRequest(request({}, 'item=a&b=2&item=b')).equals(fingerprintRequest(request({}, 'b=2&item=a&item=b')))).toBe(true);
+    expect(fingerprintRequest(request({}, 'item=a&item=b')).equals(fingerprintRequest(request({}, 'item=b&item=a')))).toBe(false);
   });
 
   it('can be narrowed to selected fields, or replaced by a function', () => {
