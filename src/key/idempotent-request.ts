@@ -4,6 +4,7 @@ import { IdempotencyProblem, ProblemType } from '../problems.js';
 import type { KeyScope } from '../store/key-scope.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
+import { routedPath } from './routed-path.js';
 
 /** A request the module de-duplicates: its scoped key and its fingerprint. */
 export interface IdempotentRequest {
@@ -45,8 +46,10 @@ export function readIdempotentRequest(
   }
   const url: string = incoming.originalUrl ?? request.originalUrl ?? incoming.url ?? '/';
   const queryStart = url.indexOf('?');
-  const endpoint = `${String(request.method).toUpperCase()} ${queryStart < 0 ? url : url.slice(0, queryStart)}`;
-  if (endpoint.length > MAX_ENDPOINT_LENGTH) {
+  const sentPath = queryStart < 0 ? url : url.slice(0, queryStart);
+  const method = String(request.method).toUpperCase();
+  const endpoint = `${method} ${routedPath(request) ?? sentPath}`;
+  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || endpoint.length > MAX_ENDPOINT_LENGTH) {
     throw new IdempotencyProblem(ProblemType.EndpointTooLong, `idempotent request paths are limited to ${MAX_ENDPOINT_LENGTH} characters`);
   }
   const caller = settings.caller(request, context);

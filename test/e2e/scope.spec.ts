@@ -42,6 +42,34 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(replay.body.equals(v2.body)).toBe(true);
     });
 
+    // Spellings the platform's router sends to the same route: Express ignores case and a
+    // trailing slash by default, Fastify decodes percent-encoding before matching.
+    const spellings = platform === 'express' ? ['/lab/twin/', '/LAB/Twin', '/lab/Twin/'] : ['/lab/t%77in', '/l%61b/twin'];
+
+    it.each(spellings)('a retry spelled %s reaches the same route and the same scope: replayed, not run again', async (spelling) => {
+      const key = newKey();
+      const caller = newCaller();
+      const first = await send(`${lab.url}/lab/twin`, { key, caller, body: {} });
+      const retry = await send(`${lab.url}${spelling}`, { key, caller, body: {} });
+      expect(first.status).toBe(201);
+      expect(retry.status).toBe(201);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+      expect(retry.body.equals(first.body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(1);
+      expect((await keyRows(caller)).map((row) => row.endpoint)).toEqual(['POST /lab/twin']);
+    });
+
+    it('a path parameter is part of the scope as the handler receives it: encoded or not, one scope; another value, another scope', async () => {
+      const key = newKey();
+      const caller = newCaller();
+      const first = await send(`${lab.url}/lab/status/400`, { key, caller, body: {} });
+      const encoded = await send(`${lab.url}/lab/status/%34%30%30`, { key, caller, body: {} });
+      const other = await send(`${lab.url}/lab/status/404`, { key, caller, body: {} });
+      expect([first.status, encoded.status, other.status]).toEqual([400, 400, 404]);
+      expect([encoded.headers['idempotent-replayed'], other.headers['idempotent-replayed']]).toEqual(['true', undefined]);
+      expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /lab/status/400', 'POST /lab/status/404']);
+    });
+
     it('scope parts never blur into each other: (caller "…ab", key "c…") is not (caller "…a", key "bc…")', async () => {
       const base = newCaller();
       const suffix = newKey();
