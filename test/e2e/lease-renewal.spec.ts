@@ -1,0 +1,138 @@
+import { Controller, Headers, Post, UseGuards } from '@nestjs/common';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Idempotent } from '../../src/index.js';
+import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
+import { sql } from '../support/database.js';
+import { appsOn, databaseUrl, type RunningApp } from '../support/apps.js';
+import { newCaller, newKey, send } from '../support/http.js';
+
+const runs = new Map<string, number>();
+
+@Controller('renewal')
+@UseGuards(BearerAuthGuard)
+class RenewalController {
+  /** Lease mode, 3 s lease renewed every second, 6 s of work. */
+  @Post('lease-long')
+  @Idempotent({ mode: 'lease', lease: '3s' })
+  async leaseLong(@Headers('idempotency-key') key: string): Promise<object> {
+    const attempt = (runs.get(key) ?? 0) + 1;
+    runs.set(key, attempt);
+    await sleep(6_000);
+    return { attempt };
+  }
+}
+
+/**
+ * A TCP proxy to PostgreSQL. `dropExisting()` silently drops the connections open at that
+ * moment (no FIN, no RST: what a lost NAT/load-balancer entry or a failed-over host looks like);
+ * connections opened afterwards work normally.
+ */
+class PostgresProxy {
+  private readonly pairs: Array<{ client: Socket; server: Socket; dead: boolean }> = [];
+  private server?: Server;
+  refusing = false;
+  port = 0;
+
+  async start(target: URL): Promise<void> {
+    this.server = createServer((client) => {
+      if (this.refusing) return void client.destroy();
+      const server = createConnection(Number(target.port || 5432), target.hostname);
+      const pair = { client, server, dead: false };
+      this.pairs.push(pair);
+      client.on('data', (chunk) => void (pair.dead || server.write(chunk)));
+      server.on('data', (chunk) => void (pair.dead || client.write(chunk)));
+      client.on('error', () => undefined);
+      server.on('error', () => undefined);
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  dropExisting(): void {
+    for (const pair of this.pairs) pair.dead = true;
+  }
+
+  /** An outage: every open connection is cut (FIN), new ones are cut at once, for `ms`. */
+  async outage(ms: number): Promise<void> {
+    this.refusing = true;
+    for (const { client, server } of this.pairs) {
+      client.destroy();
+      server.destroy();
+    }
+    await sleep(ms);
+    this.refusing = false;
+  }
+
+  async stop(): Promise<void> {
+    for (const { client, server } of this.pairs) {
+      client.destroy();
+      server.destroy();
+    }
+    await new Promise((resolve) => this.server?.close(resolve));
+  }
+}
+
+/**
+ * Lease renewals when instance A's connections to PostgreSQL die (Express only: nothing here
+ * depends on the HTTP platform). A reaches PostgreSQL through a TCP proxy; B directly.
+ */
+describe('lease renewals over dying connections (express)', () => {
+  const { startLab } = appsOn('express');
+  const proxy = new PostgresProxy();
+  let a: RunningApp;
+  let b: RunningApp;
+
+  beforeAll(async () => {
+    await sql('SELECT 1'); // the test's own pool, on the real address
+    const real = databaseUrl();
+    const url = new URL(real);
+    await proxy.start(new URL(real));
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    process.env.DATABASE_URL = url.toString();
+    try {
+      a = await startLab({}, { controllers: [RenewalController] }); // instance A reaches PostgreSQL through the proxy
+    } finally {
+      process.env.DATABASE_URL = real;
+    }
+    b = await startLab({}, { controllers: [RenewalController] }); // instance B directly
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await Promise.all([a.close().catch(() => undefined), b.close()]);
+  });
+
+  it('after one renewal hangs, the next thirds still renew on a working connection: the holder keeps its key', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const holder = send(`${a.url}/renewal/lease-long`, { key, caller, body: {} }).catch((error: Error) => error);
+    await sleep(500);
+    proxy.dropExisting(); // the pooled connection A's first renewal will use is now dead; new ones work
+    await sleep(3_300);
+    // t = 3.8 s: A is alive, PostgreSQL has been reachable all along for new connections.
+    const [row] = await sql(`SELECT locked_until > now() AS leased FROM idempotency_keys WHERE caller = $1 AND key = $2`, [caller, key]);
+    const duplicate = await send(`${b.url}/renewal/lease-long`, { key, caller, body: {} });
+    const first = await holder;
+    expect({ leaseStillRunning: row.leased, duplicate: duplicate.status, first: (first as { status?: number }).status, runs: runs.get(key) }).toEqual({
+      leaseStillRunning: true,
+      duplicate: 409,
+      first: 201,
+      runs: 1,
+    });
+  });
+
+  it('a brief outage that cuts connections: the failed renewal is retried at the next third; the holder keeps its key', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const holder = send(`${a.url}/renewal/lease-long`, { key, caller, body: {} });
+    await sleep(500);
+    await proxy.outage(1_200);
+    await sleep(2_100);
+    const duplicate = await send(`${b.url}/renewal/lease-long`, { key, caller, body: {} });
+    const first = await holder;
+    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
+  });
+});
