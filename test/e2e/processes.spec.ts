@@ -153,9 +153,11 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 describe('two app processes with the sweeper on', () => {
   it('sweep one at a time (advisory lock) until every expired row is gone, and both shut down cleanly', async () => {
     const caller = newCaller();
-    await seedKeys(caller, 150_000, '-1 second');
     const env = { IDEMPOTENCY_SWEEP_INTERVAL_MS: '100' };
     const demos = await Promise.all([startDemoProcess(env), startDemoProcess(env)]);
+    // Seeded once both listen, so that the sweeps run while the test watches (seeded before,
+    // they could all be swept while the processes were still starting).
+    await seedKeys(caller, 150_000, '-1 second');
     const holders = new Set<number>();
     let mostAtOnce = 0;
     try {
