@@ -128,16 +128,7 @@ function send(raw: ServerResponse, replacement: ResponseReplacement, done?: () =
   for (const name of replacement.drop) raw.removeHeader(name);
   raw.removeHeader('content-length');
   raw.removeHeader('transfer-encoding');
-  // A header with several values (`Link`, `Vary`) comes as several pairs: all of them are sent.
-  const set: string[] = [];
-  for (const [name, value] of replacement.headers) {
-    if (set.includes(name)) {
-      raw.appendHeader(name, value);
-    } else {
-      raw.setHeader(name, value);
-      set.push(name);
-    }
-  }
+  setHeaderPairs(raw, replacement.headers);
   // No Content-Length on a status that has no body (RFC 9110 §8.6): as the first answer had none.
   if (!bodiless(replacement.status)) raw.setHeader('content-length', replacement.body.length);
   raw.statusCode = replacement.status;
@@ -179,19 +170,27 @@ function applyHead(raw: ServerResponse, [status, message, headers]: readonly unk
   if (typeof message === 'string') raw.statusMessage = message;
   else headers = message;
   if (Array.isArray(headers)) {
-    const named: string[] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) {
-      const name = String(headers[i]).toLowerCase();
-      const value = headers[i + 1] as string | string[];
-      if (named.includes(name)) {
-        raw.appendHeader(name, value);
-      } else {
-        raw.setHeader(name, value);
-        named.push(name);
-      }
-    }
+    const pairs: [string, string | string[]][] = [];
+    for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([String(headers[i]).toLowerCase(), headers[i + 1] as string | string[]]);
+    setHeaderPairs(raw, pairs);
   } else if (headers && typeof headers === 'object') {
     for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) if (value !== undefined) raw.setHeader(name, value);
+  }
+}
+
+/**
+ * Sets `[name, value]` pairs on `raw`, replacing what it had under each name; a name that comes
+ * several times (`Link`, `Vary`) keeps every value.
+ */
+function setHeaderPairs(raw: ServerResponse, pairs: readonly (readonly [string, string | string[]])[]): void {
+  const set: string[] = [];
+  for (const [name, value] of pairs) {
+    if (set.includes(name)) {
+      raw.appendHeader(name, value);
+    } else {
+      raw.setHeader(name, value);
+      set.push(name);
+    }
   }
 }
 

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
-import { keyRows, paymentCount, sql, seedKeys, until } from '../support/database.js';
+import { keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
@@ -57,11 +57,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const lab = await startLab();
       const caller = newCaller();
       const key = newKey();
-      await sql(
-        `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
-         VALUES ($1, $2, 'POST /lab/twin', '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 second')`,
-        [key, caller],
-      );
+      await seedExpiredOutcome(key, caller, 'POST /lab/twin');
       // The sweeper's own batch, in a transaction held open: the reservation's takeover waits on its row.
       const sweeper = new pg.Client({ connectionString: databaseUrl() });
       await sweeper.connect();

@@ -1,4 +1,4 @@
-import { keyRows, paymentCount, sql } from '../support/database.js';
+import { keyRows, paymentCount, seedExpiredOutcome } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -100,11 +100,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('a thrown 422 on a key whose expired row is taken over: the old row is replaced by the 422, the write rolls back', async () => {
       const caller = newCaller();
       const key = newKey();
-      await sql(
-        `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
-         VALUES ($1, $2, 'POST /lab/reject-after-write', '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 minute')`,
-        [key, caller],
-      );
+      await seedExpiredOutcome(key, caller, 'POST /lab/reject-after-write');
       const first = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
       const again = await send(`${lab.url}/lab/reject-after-write`, { key, caller, body: {} });
       expect([first.status, again.status]).toEqual([422, 422]);

@@ -36,6 +36,15 @@ export async function seedKeys(caller: string, count: number, offset: string): P
   );
 }
 
+/** Inserts a completed outcome of `key` for `caller` on `endpoint` that expired a minute ago. */
+export async function seedExpiredOutcome(key: string, caller: string, endpoint: string): Promise<void> {
+  await sql(
+    `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
+     VALUES ($1, $2, $3, '\\x00', 'completed', 201, '\\x7b7d', now() - interval '1 minute')`,
+    [key, caller, endpoint],
+  );
+}
+
 /** Polls `condition` every 10 ms until it holds; fails after 5 s. */
 export async function until(condition: () => Promise<boolean>, what = 'the condition'): Promise<void> {
   const deadline = Date.now() + 5_000;

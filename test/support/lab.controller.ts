@@ -37,6 +37,12 @@ export interface SelfSender {
   send?: unknown;
 }
 
+/** Sends `body` with `status` through the platform's own response (Express) or reply (Fastify). */
+function sendItself(response: SelfSender, status: number, body: unknown): void {
+  if (response.json) response.status!(status).json(body);
+  else response.code!(status).send!(body);
+}
+
 export class Account {
   id!: number;
   name!: string;
@@ -141,8 +147,7 @@ export class LabController {
   @Idempotent()
   async selfSent(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
     const payment = await this.write(request);
-    if (response.json) response.status!(201).json(payment);
-    else response.code!(201).send!(payment);
+    sendItself(response, 201, payment);
     await sleep(100);
   }
 
@@ -163,8 +168,7 @@ export class LabController {
   @Idempotent()
   async selfSentThenFail(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
     const payment = await this.write(request);
-    if (response.json) response.status!(201).json(payment);
-    else response.code!(201).send!(payment);
+    sendItself(response, 201, payment);
     await sleep(20);
     throw new Error('a later step of the handler failed');
   }
@@ -174,8 +178,7 @@ export class LabController {
   @Idempotent()
   async selfSentAndReturned(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<object> {
     const payment = await this.write(request);
-    if (response.json) response.status!(200).json(payment);
-    else response.code!(200).send!(payment);
+    sendItself(response, 200, payment);
     return { ignored: 'a second answer, after the first was sent' };
   }
 
