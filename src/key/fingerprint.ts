@@ -19,12 +19,24 @@ export interface FingerprintRequest {
 export const MAX_BODY_DEPTH = 128;
 
 /**
+ * What a number JSON cannot hold (`1e999` parses to `Infinity`) is written as, instead of the
+ * `null` JSON.stringify writes: a string no request sends, so it fingerprints apart from `null`
+ * and from every string. A string that starts with this prefix gets it once more, so that no
+ * string can be written like a non-finite number.
+ */
+const NOT_FINITE = '\u0000nestjs-pg-idempotency:number:';
+
+/**
  * JSON text of `value` with every object's keys sorted, so key order never matters. Objects are
- * rebuilt without a prototype, so a `"__proto__"` member stays a member.
+ * rebuilt without a prototype, so a `"__proto__"` member stays a member. Numbers JSON cannot
+ * hold are written apart from `null` (see `NOT_FINITE`); everything else is written exactly as
+ * JSON.stringify writes it, so fingerprints recorded before stay valid.
  */
 export function canonicalJson(value: unknown): string {
   return (
     JSON.stringify(value ?? null, (_key, item: unknown) => {
+      if (typeof item === 'number') return Number.isFinite(item) ? item : `${NOT_FINITE}${item}`;
+      if (typeof item === 'string') return item.startsWith(NOT_FINITE) ? `${NOT_FINITE}${item}` : item;
       if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
       const sorted: Record<string, unknown> = Object.create(null);
       for (const name of Object.keys(item).sort()) sorted[name] = (item as Record<string, unknown>)[name];

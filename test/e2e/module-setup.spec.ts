@@ -67,5 +67,19 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(otherNote.body.equals(first.body)).toBe(true);
       expect(otherAmount.status).toBe(422);
     });
+
+    it('a body number JSON cannot hold (1e999) is another payload than null: 422, not the replay of the other', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/narrow`, { key, caller, raw: '{"amount":null}' });
+      const infinite = await send(`${lab.url}/lab/narrow`, { key, caller, raw: '{"amount":1e999}' });
+      expect(first.status).toBe(201);
+      expect(infinite.status).toBe(422);
+      const otherKey = newKey();
+      expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":1e999}' })).status).toBe(201);
+      const again = await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":2e999}' });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":-1e999}' })).status).toBe(422);
+    });
   });
 });

@@ -25,6 +25,27 @@ describe('fingerprintRequest', () => {
     expect(canonicalJson(JSON.parse('{"b":1,"__proto__":{"x":1}}'))).toBe('{"__proto__":{"x":1},"b":1}');
   });
 
+  it('tells a number JSON cannot hold (1e999) from null, from the other infinity and from every string', () => {
+    const of = (text: string) => fingerprintRequest(request(JSON.parse(text)));
+    const infinite = of('{"amount":1e999}');
+    expect(infinite.equals(of('{"amount":1e999}'))).toBe(true);
+    expect(infinite.equals(of('{"amount":2e999}'))).toBe(true);
+    expect(infinite.equals(of('{"amount":null}'))).toBe(false);
+    expect(infinite.equals(of('{"amount":-1e999}'))).toBe(false);
+    expect(infinite.equals(of('{"amount":"Infinity"}'))).toBe(false);
+    expect(infinite.equals(of('{"amount":"\\u0000nestjs-pg-idempotency:number:Infinity"}'))).toBe(false);
+    expect(fingerprintRequest(request({ amount: Number.NaN })).equals(of('{"amount":null}'))).toBe(false);
+    expect(fingerprintRequest(request({}), () => Infinity).equals(fingerprintRequest(request({}), () => null))).toBe(false);
+  });
+
+  it('writes every JSON value as JSON.stringify does, so fingerprints recorded before stay valid', () => {
+    const body = JSON.parse('{"b":[1,-0.5,1e21,2.5e-7,true,false,null,"x\\u0000y",{"d":"é"}],"a":"\\ud800"}');
+    expect(canonicalJson(body)).toBe('{"a":"\\ud800","b":[1,-0.5,1e+21,2.5e-7,true,false,null,"x\\u0000y",{"d":"é"}]}');
+    expect(fingerprintRequest(request({ amount: 1250, currency: 'EUR' })).toString('hex')).toBe(
+      '7c0898e7de3a84d16306ea854659798810abeac23294baaee968b6e7d5421600',
+    );
+  });
+
   it('measures nesting depth without recursion', () => {
     const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
     expect(nestsDeeperThan(deep, 128)).toBe(true);
