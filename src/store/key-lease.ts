@@ -50,9 +50,12 @@ export class KeyLease implements KeyHold {
     if (this.ended) return 'skipped';
     this.end();
     const { key, caller, endpoint } = this.request.scope;
-    const { rowCount } = await runPreparedAlone(this.dataSource, COMPLETE_LEASE, [
-      key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
-    ]);
+    const { rowCount } = await this.inTime(
+      'recording the outcome',
+      runPreparedAlone(this.dataSource, COMPLETE_LEASE, [
+        key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
+      ]),
+    );
     return rowCount === 1 ? 'recorded' : 'lost';
   }
 
@@ -60,7 +63,22 @@ export class KeyLease implements KeyHold {
     if (this.ended) return;
     this.end();
     const { key, caller, endpoint } = this.request.scope;
-    await runPreparedAlone(this.dataSource, RELEASE_LEASE, [key, caller, endpoint, this.token]);
+    await this.inTime('releasing the key', runPreparedAlone(this.dataSource, RELEASE_LEASE, [key, caller, endpoint, this.token]));
+  }
+
+  /**
+   * `statement`, given up once it has not answered within a third of the lease: a connection
+   * that died without a word (a lost NAT or load-balancer entry, a failed-over host) never
+   * answers, and would otherwise hold the renewals, or the client's answer, for as long as the
+   * operating system keeps the socket. A statement given up may still run later; the fencing
+   * token keeps it harmless.
+   */
+  private async inTime<T>(what: string, statement: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within a third of the lease`)), Math.max(1, Math.floor(this.leaseMs / 3)));
+    });
+    return Promise.race([statement, timeout]).finally(() => clearTimeout(timer));
   }
 
   private end(): void {
@@ -75,16 +93,9 @@ export class KeyLease implements KeyHold {
     try {
       const { key, caller, endpoint } = this.request.scope;
       const sentAt = performance.now();
-      // A renewal that does not answer within a third of the lease is given up (the next third
-      // tries again, on another connection) instead of blocking every later renewal.
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('the renewal did not answer in time')), Math.max(1, Math.floor(this.leaseMs / 3)));
-      });
-      const { rowCount } = await Promise.race([
-        runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]),
-        timeout,
-      ]).finally(() => clearTimeout(timer));
+      // A renewal given up (see inTime) is tried again at the next third, on another connection,
+      // instead of blocking every later renewal.
+      const { rowCount } = await this.inTime('the renewal', runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]));
       if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
       else if (!this.ended) {
         clearInterval(this.renewal);

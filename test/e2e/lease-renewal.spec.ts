@@ -21,6 +21,16 @@ class RenewalController {
     await sleep(6_000);
     return { attempt };
   }
+
+  /** Lease mode, 3 s lease renewed every second, 1.5 s of work. */
+  @Post('lease-short')
+  @Idempotent({ mode: 'lease', lease: '3s' })
+  async leaseShort(@Headers('idempotency-key') key: string): Promise<object> {
+    const attempt = (runs.get(key) ?? 0) + 1;
+    runs.set(key, attempt);
+    await sleep(1_500);
+    return { attempt };
+  }
 }
 
 /**
@@ -122,6 +132,26 @@ describe('lease renewals over dying connections (express)', () => {
       first: 201,
       runs: 1,
     });
+  });
+
+  it('recording the outcome over a connection that died without a word: given up after a third of the lease, the client gets a 503', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const started = Date.now();
+    const holder = send(`${a.url}/renewal/lease-short`, { key, caller, body: {} });
+    await sleep(1_200); // after the first renewal (1 s), before the handler returns (1.5 s)
+    proxy.dropExisting(); // the pooled connections A records with are now dead; new ones work
+    const first = await Promise.race([holder, sleep(8_000).then(() => undefined)]);
+    const waitedMs = Date.now() - started;
+    expect({ status: first?.status, type: first?.json?.type, runs: runs.get(key) }).toEqual({
+      status: 503,
+      type: 'urn:nestjs-pg-idempotency:store-unavailable',
+      runs: 1,
+    });
+    expect(waitedMs).toBeLessThan(6_000);
+    // The outcome never reached PostgreSQL: the lease still stands, so a duplicate gets 409.
+    const duplicate = await send(`${b.url}/renewal/lease-short`, { key, caller, body: {} });
+    expect(duplicate.status).toBe(409);
   });
 
   it('a brief outage that cuts connections: the failed renewal is retried at the next third; the holder keeps its key', async () => {
