@@ -42,10 +42,11 @@ export async function startTransactionWith(
   then?: string,
 ): Promise<any[][]> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
+  const whole = sentWhole(queryRunner);
   let sql = 'START TRANSACTION ISOLATION LEVEL READ COMMITTED';
-  for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client)}`;
+  for (const [statement, params] of statements) sql += `;\n${execute(statement, params, client, whole)}`;
   if (then) sql += `;\n${then}`;
-  const missing = notYetPrepared(client, statements.map(([statement]) => statement).concat(later));
+  const missing = notYetPrepared(client, statements.map(([statement]) => statement).concat(later), whole);
   if (missing.length > 0) await prepare(client, missing);
   let pending = broadcast(queryRunner, 'BeforeTransactionStart');
   if (pending) await pending;
@@ -64,8 +65,9 @@ export async function startTransactionWith(
  */
 export async function commitWith(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[], first?: string): Promise<number> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
-  const sql = `${first ? `${first};\n` : ''}${execute(statement, params, client)};\nCOMMIT`;
-  const missing = notYetPrepared(client, [statement]);
+  const whole = sentWhole(queryRunner);
+  const sql = `${first ? `${first};\n` : ''}${execute(statement, params, client, whole)};\nCOMMIT`;
+  const missing = notYetPrepared(client, [statement], whole);
   if (missing.length > 0) await prepare(client, missing);
   let pending = broadcast(queryRunner, first ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit');
   if (pending) await pending;
@@ -82,8 +84,9 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
  */
 export async function runPrepared(queryRunner: QueryRunner, statement: PreparedStatement, params: unknown[], then?: string): Promise<PgResult> {
   const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
-  const sql = then ? `${execute(statement, params, client)};\n${then}` : execute(statement, params, client);
-  const missing = notYetPrepared(client, [statement]);
+  const whole = sentWhole(queryRunner);
+  const sql = then ? `${execute(statement, params, client, whole)};\n${then}` : execute(statement, params, client, whole);
+  const missing = notYetPrepared(client, [statement], whole);
   if (missing.length > 0) await prepare(client, missing);
   const results = await client.query(sql);
   return results[results.length - (then ? 2 : 1)];
@@ -129,8 +132,11 @@ interface StatementClient {
   query(sql: string): Promise<PgResult[]>;
   escapeLiteral(value: string): string;
   raw: PgClient;
-  /** Send statements whole, never prepared. */
-  whole: boolean;
+}
+
+/** Whether the query runner's DataSource sends the store's statements whole, never prepared. */
+function sentWhole(queryRunner: QueryRunner): boolean {
+  return unprepared.has(queryRunner.connection);
 }
 
 /** The statement client of each connection. */
@@ -139,26 +145,22 @@ const statementClients = new WeakMap<PgClient, StatementClient>();
 /** The statement client of the query runner's connection, when it holds one already. */
 function connectedClient(queryRunner: QueryRunner): StatementClient | undefined {
   const connection = (queryRunner as unknown as { databaseConnection?: PgClient }).databaseConnection;
-  return connection ? statementClient(queryRunner, connection) : undefined;
+  return connection ? statementClient(connection) : undefined;
 }
 
 /** Takes a connection from the pool for the query runner (TypeORM's `connect()`). */
 async function connectClient(queryRunner: QueryRunner): Promise<StatementClient> {
-  return statementClient(queryRunner, (await queryRunner.connect()) as PgClient);
+  return statementClient((await queryRunner.connect()) as PgClient);
 }
 
-function statementClient(queryRunner: QueryRunner, client: PgClient): StatementClient {
+function statementClient(client: PgClient): StatementClient {
   let statements = statementClients.get(client);
-  if (statements) {
-    statements.whole = unprepared.has(queryRunner.connection);
-    return statements;
-  }
+  if (statements) return statements;
   if (typeof client?.escapeLiteral !== 'function') {
     throw new Error('nestjs-pg-idempotency: the DataSource must use the PostgreSQL driver (pg)');
   }
   statements = {
     raw: client,
-    whole: unprepared.has(queryRunner.connection),
     escapeLiteral: (value) => client.escapeLiteral(value),
     query: (sql) =>
       client.query(sql).then(
@@ -187,8 +189,8 @@ function broadcast(queryRunner: QueryRunner, event: TransactionEvent): Promise<v
 type TransactionEvent = `${'Before' | 'After'}Transaction${'Start' | 'Commit' | 'Rollback'}`;
 
 /** Those of `statements` not prepared on this connection yet (none when sent whole). */
-function notYetPrepared(client: StatementClient, statements: readonly PreparedStatement[]): readonly PreparedStatement[] {
-  if (client.whole) return [];
+function notYetPrepared(client: StatementClient, statements: readonly PreparedStatement[], whole: boolean): readonly PreparedStatement[] {
+  if (whole) return [];
   const names = prepared.get(client.raw);
   return names ? statements.filter((statement) => !names.has(statement.name)) : statements;
 }
@@ -214,8 +216,8 @@ async function prepare(client: StatementClient, statements: readonly PreparedSta
   }
 }
 
-function execute(statement: PreparedStatement, params: unknown[], client: StatementClient): string {
-  if (client.whole) return statement.text.replace(/\$(\d+)/g, (_placeholder, index: string) => literal(params[Number(index) - 1], client));
+function execute(statement: PreparedStatement, params: unknown[], client: StatementClient, whole: boolean): string {
+  if (whole) return statement.text.replace(/\$(\d+)/g, (_placeholder, index: string) => literal(params[Number(index) - 1], client));
   return `EXECUTE ${statement.name} (${params.map((param) => literal(param, client)).join(', ')})`;
 }
 
