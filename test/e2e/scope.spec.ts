@@ -70,6 +70,24 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /lab/status/400', 'POST /lab/status/404']);
     });
 
+    // A wildcard's value as the handler receives it: Express gives its segments (a `%2F` stays
+    // inside one), Fastify one decoded string.
+    const wildcardSpellings = platform === 'express' ? ['/LAB/Deep/a/b', '/lab/deep/%61/b'] : ['/lab/deep/%61/b', '/l%61b/deep/a%2Fb'];
+    const otherValue = platform === 'express' ? '/lab/deep/a%2Fb' : '/lab/deep/a/b/';
+
+    it.each(wildcardSpellings)('a wildcard route: a retry spelled %s has the same value, so the same scope: replayed, not run again', async (spelling) => {
+      const key = newKey();
+      const caller = newCaller();
+      const first = await send(`${lab.url}/lab/deep/a/b`, { key, caller, body: {} });
+      const retry = await send(`${lab.url}${spelling}`, { key, caller, body: {} });
+      const other = await send(`${lab.url}${otherValue}`, { key, caller, body: {} });
+      expect([first.status, retry.status, other.status]).toEqual([201, 201, 201]);
+      expect([retry.headers['idempotent-replayed'], other.headers['idempotent-replayed']]).toEqual(['true', undefined]);
+      expect(retry.body.equals(first.body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(2);
+      expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /lab/deep/a/b', `POST ${otherValue}`].sort());
+    });
+
     it('scope parts never blur into each other: (caller "…ab", key "c…") is not (caller "…a", key "bc…")', async () => {
       const base = newCaller();
       const suffix = newKey();
