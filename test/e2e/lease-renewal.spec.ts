@@ -65,6 +65,15 @@ class PostgresProxy {
     for (const pair of this.pairs) pair.dead = true;
   }
 
+  /** Closes (FIN) the connections `dropExisting()` left dead, so that no pool keeps them idle. */
+  closeDead(): void {
+    for (const { client, server, dead } of this.pairs) {
+      if (!dead) continue;
+      client.destroy();
+      server.destroy();
+    }
+  }
+
   /** An outage: every open connection is cut (FIN), new ones are cut at once, for `ms`. */
   async outage(ms: number): Promise<void> {
     this.refusing = true;
@@ -126,6 +135,7 @@ describe('lease renewals over dying connections (express)', () => {
     const [row] = await sql(`SELECT locked_until > now() AS leased FROM idempotency_keys WHERE caller = $1 AND key = $2`, [caller, key]);
     const duplicate = await send(`${b.url}/renewal/lease-long`, { key, caller, body: {} });
     const first = await holder;
+    proxy.closeDead();
     expect({ leaseStillRunning: row.leased, duplicate: duplicate.status, first: (first as { status?: number }).status, runs: runs.get(key) }).toEqual({
       leaseStillRunning: true,
       duplicate: 409,
@@ -143,6 +153,8 @@ describe('lease renewals over dying connections (express)', () => {
     proxy.dropExisting(); // the pooled connections A records with are now dead; new ones work
     const first = await Promise.race([holder, sleep(8_000).then(() => undefined)]);
     const waitedMs = Date.now() - started;
+    proxy.closeDead(); // A's pool drops them, so that the next test starts on working connections
+    await sleep(100);
     expect({ status: first?.status, type: first?.json?.type, runs: runs.get(key) }).toEqual({
       status: 503,
       type: 'urn:nestjs-pg-idempotency:store-unavailable',
