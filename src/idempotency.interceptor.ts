@@ -31,7 +31,11 @@ const HANDLED = Symbol('nestjs-pg-idempotency:handled');
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Idempotency');
-  private readonly routes = new WeakMap<object, RouteSettings>();
+  /**
+   * Each route's settings, by controller class and then handler: an inherited handler is one
+   * function for every subclass, each of which may mark it differently.
+   */
+  private readonly routes = new WeakMap<object, WeakMap<object, RouteSettings>>();
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
@@ -114,14 +118,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private routeSettings(context: ExecutionContext): RouteSettings {
     const handler = context.getHandler();
-    let route = this.routes.get(handler);
+    const controller = context.getClass();
+    let routes = this.routes.get(controller);
+    if (!routes) this.routes.set(controller, (routes = new WeakMap()));
+    let route = routes.get(handler);
     if (!route) {
-      const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [
-        handler,
-        context.getClass(),
-      ]);
-      route = resolveRouteOptions(this.settings, options ?? {}, `${context.getClass().name}.${handler.name}`);
-      this.routes.set(handler, route);
+      const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [handler, controller]);
+      route = resolveRouteOptions(this.settings, options ?? {}, `${controller.name}.${handler.name}`, controller);
+      routes.set(handler, route);
     }
     return route;
   }

@@ -9,8 +9,11 @@ import type { ReplayCacheOptions } from './store/local-keys.js';
 /** Decides from the status code the client received whether an outcome is stored and replayed. */
 export type StorePolicy = (status: number) => boolean;
 
-/** Returns the authenticated caller's id, or `undefined` when the request has none. */
-export type CallerResolver = (request: any, context: ExecutionContext) => string | number | undefined | null;
+/**
+ * Returns the authenticated caller's id (a string or a finite number), or `undefined` when the
+ * request has none. Any other value fails the request with a 500: it cannot tell callers apart.
+ */
+export type CallerResolver = (request: any, context: ExecutionContext) => string | number | bigint | undefined | null;
 
 /** Options of `IdempotencyModule.forRoot()` / `forRootAsync()`. Every field has a default. */
 export interface IdempotencyModuleOptions {
@@ -124,11 +127,12 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 /** Headers a replay carries when the first response had them (CONTRACT §6). */
 export const REPLAYED_HEADERS = ['content-type', 'location', 'content-location', 'etag', 'last-modified'];
 
-export function defaultCaller(request: any): string | undefined {
+/** The default {@link CallerResolver}: `request.user.id`, else `.sub`, else `request.user` itself when it is an id. */
+export function defaultCaller(request: any): string | number | bigint | undefined {
   const user = request?.user;
-  if (typeof user === 'string' || typeof user === 'number') return String(user);
-  const id = user?.id ?? user?.sub;
-  return id === undefined || id === null ? undefined : String(id);
+  if (typeof user === 'string' || typeof user === 'number' || typeof user === 'bigint') return user;
+  if (user === null || typeof user !== 'object') return undefined;
+  return user.id ?? user.sub ?? undefined;
 }
 
 /** Module options with every default applied, merged once at bootstrap. */
@@ -166,28 +170,36 @@ export interface RouteSettings {
   leaseMs: number;
   renewLease: boolean;
   waitMs: number;
+  /**
+   * The route's controller routes by host (`@Controller({ host })`): the host is part of the
+   * key's endpoint, so that one path served for several hosts (tenants) holds a scope per host.
+   */
+  scopedByHost: boolean;
 }
+
+/** The metadata key under which `@Controller({ host })` keeps its host (Nest's HOST_METADATA). */
+const HOST_METADATA = 'host';
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
   const replayHeaders = new Set(REPLAYED_HEADERS);
-  for (const name of options.replayHeaders ?? []) {
+  for (const name of headerNames(options.replayHeaders)) {
     if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
   }
   return {
     dataSource: options.dataSource ?? 'default',
     ttlMs: positiveDuration(options.ttl ?? '24h', 'ttl', MAX_TTL_MS),
-    keyFormat: options.keyFormat ?? 'uuid-or-ulid',
-    caller: options.caller ?? defaultCaller,
-    anonymousCallers: options.anonymousCallers ?? 'reject',
+    keyFormat: keyFormatOption(options.keyFormat) ?? 'uuid-or-ulid',
+    caller: functionOption(options.caller, 'caller') ?? defaultCaller,
+    anonymousCallers: oneOf(options.anonymousCallers, ['reject', 'shared'], 'anonymousCallers') ?? 'reject',
     replayHeaders,
     retryAfterSeconds: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
-    storeResponse: options.storeResponse ?? defaultStorePolicy,
+    storeResponse: functionOption(options.storeResponse, 'storeResponse') ?? defaultStorePolicy,
     maxResponseBytes: positiveInteger(options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes'),
     sweepIntervalMs: atMost(toMilliseconds(options.sweepInterval ?? '1m', 'sweepInterval'), MAX_TIMER_MS, 'sweepInterval'),
     sweepBatchSize: positiveInteger(options.sweepBatchSize ?? 1000, 'sweepBatchSize'),
     leaseMs: leaseDuration(options.lease ?? '30s'),
     renewLease: booleanOption(options.renewLease, true, 'renewLease'),
-    preparedStatements: options.preparedStatements ?? true,
+    preparedStatements: booleanOption(options.preparedStatements, true, 'preparedStatements'),
     metrics: options.metrics === false ? false : { registry: options.metrics?.registry, prefix: options.metrics?.prefix ?? '' },
     replayCache:
       options.replayCache === false
@@ -203,14 +215,16 @@ export function resolveRouteOptions(
   module: IdempotencySettings,
   route: IdempotentRouteOptions,
   handler = 'unknown',
+  /** The route's controller class, when known. */
+  controller?: object,
 ): RouteSettings {
   return {
     handler,
-    required: route.required ?? true,
+    required: booleanOption(route.required, true, 'required'),
     ttlMs: route.ttl === undefined ? module.ttlMs : positiveDuration(route.ttl, 'ttl', MAX_TTL_MS),
-    keyFormat: route.keyFormat ?? module.keyFormat,
-    fingerprint: route.fingerprint,
-    storeResponse: route.storeResponse ?? module.storeResponse,
+    keyFormat: keyFormatOption(route.keyFormat) ?? module.keyFormat,
+    fingerprint: fingerprintOption(route.fingerprint),
+    storeResponse: functionOption(route.storeResponse, 'storeResponse') ?? module.storeResponse,
     retryAfterSeconds:
       route.retryAfterSeconds === undefined
         ? module.retryAfterSeconds
@@ -219,11 +233,47 @@ export function resolveRouteOptions(
       route.maxResponseBytes === undefined
         ? module.maxResponseBytes
         : positiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
-    mode: route.mode ?? 'transactional',
+    mode: oneOf(route.mode, ['transactional', 'lease'], 'mode') ?? 'transactional',
     leaseMs: route.lease === undefined ? module.leaseMs : leaseDuration(route.lease),
     renewLease: booleanOption(route.renewLease, module.renewLease, 'renewLease'),
     waitMs: route.wait === undefined ? 0 : toMilliseconds(route.wait, 'wait'),
+    scopedByHost: controller !== undefined && Reflect.getMetadata(HOST_METADATA, controller) !== undefined,
   };
+}
+
+/** `value` when it is one of `allowed` (or unset); a typo must not fall back to another behaviour. */
+function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], option: string): T | undefined {
+  if (value === undefined || allowed.includes(value)) return value;
+  throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+}
+
+function functionOption<T extends Function>(value: T | undefined, option: string): T | undefined {
+  if (value === undefined || typeof value === 'function') return value;
+  throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be a function, got ${describe(value)}`);
+}
+
+function keyFormatOption(value: KeyFormat | undefined): KeyFormat | undefined {
+  if (value === undefined || value === 'uuid-or-ulid' || value === 'printable-ascii' || value instanceof RegExp || typeof value === 'function') {
+    return value;
+  }
+  throw new TypeError(`nestjs-pg-idempotency: option "keyFormat" must be 'uuid-or-ulid', 'printable-ascii', a RegExp or a function, got ${describe(value)}`);
+}
+
+/** A list of body field paths, or a function: a lone string would be read as a list of its characters. */
+function fingerprintOption(value: FingerprintOption | undefined): FingerprintOption | undefined {
+  if (value === undefined || typeof value === 'function') return value;
+  if (Array.isArray(value) && value.every((path) => typeof path === 'string' && path !== '')) return value;
+  throw new TypeError(`nestjs-pg-idempotency: option "fingerprint" must be a list of body field paths (['amount']) or a function, got ${describe(value)}`);
+}
+
+function headerNames(value: readonly string[] | undefined): readonly string[] {
+  if (value === undefined) return [];
+  if (Array.isArray(value) && value.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) return value;
+  throw new TypeError(`nestjs-pg-idempotency: option "replayHeaders" must be a list of header names, got ${describe(value)}`);
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? `'${value}'` : Array.isArray(value) ? JSON.stringify(value) : String(value);
 }
 
 function booleanOption(value: boolean | undefined, fallback: boolean, option: string): boolean {

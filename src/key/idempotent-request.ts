@@ -1,5 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { IdempotencySettings, RouteSettings } from '../idempotency.options.js';
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { IdempotencyProblem, ProblemType } from '../problems.js';
 import type { KeyScope } from '../store/key-scope.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
@@ -48,23 +49,29 @@ export function readIdempotentRequest(
   const queryStart = url.indexOf('?');
   const sentPath = queryStart < 0 ? url : url.slice(0, queryStart);
   const method = String(request.method).toUpperCase();
-  const endpoint = `${method} ${routedPath(request) ?? sentPath}`;
+  const host = route.scopedByHost ? String(request.hostname ?? '').toLowerCase() : '';
+  const endpoint = `${method} ${host}${routedPath(request) ?? sentPath}`;
   if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || endpoint.length > MAX_ENDPOINT_LENGTH) {
     throw new IdempotencyProblem(ProblemType.EndpointTooLong, `idempotent request paths are limited to ${MAX_ENDPOINT_LENGTH} characters`);
   }
-  const caller = settings.caller(request, context);
-  const identified = caller !== undefined && caller !== null && String(caller) !== '';
-  if (!identified && settings.anonymousCallers === 'reject') {
+  const callerId = callerIdOf(settings.caller(request, context));
+  if (callerId === '' && settings.anonymousCallers === 'reject') {
     throw new IdempotencyProblem(
       ProblemType.CallerUnidentified,
       'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller',
     );
   }
-  const callerId = identified ? String(caller) : '';
   if (UNSTORABLE_CALLER.test(callerId) || Buffer.byteLength(callerId) > MAX_CALLER_BYTES) {
     throw new IdempotencyProblem(
       ProblemType.CallerUnidentified,
       `the caller id resolved for this request cannot scope a key: it must be at most ${MAX_CALLER_BYTES} bytes of UTF-8, without NUL characters or unpaired surrogates`,
+    );
+  }
+  if (request.body === undefined && typeof route.fingerprint !== 'function' && hasBody(incoming.headers ?? {})) {
+    throw new IdempotencyProblem(
+      ProblemType.BodyNotParsed,
+      'this request has a body no parser had read when its Idempotency-Key was checked, so a retry with another payload could not be told apart: ' +
+        'send JSON or a URL-encoded form, or give the route a fingerprint function',
     );
   }
   if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
@@ -75,4 +82,27 @@ export function readIdempotentRequest(
     route.fingerprint,
   );
   return { scope: { key, caller: callerId, endpoint }, fingerprint };
+}
+
+/**
+ * The caller id a resolver returned, as text: `''` for nobody (`undefined`, `null`, `''`). Only
+ * strings and finite numbers are ids; anything else (an object, `NaN`) would turn into the same
+ * text for every caller (`"[object Object]"`, `"NaN"`) and let one caller receive another's
+ * replays, so it fails the request (500) before anything runs.
+ */
+function callerIdOf(caller: unknown): string {
+  if (caller === undefined || caller === null) return '';
+  if (typeof caller === 'string') return caller;
+  if ((typeof caller === 'number' && Number.isFinite(caller)) || typeof caller === 'bigint') return String(caller);
+  throw new IdempotencyConfigurationError(
+    `the caller resolver returned ${typeof caller === 'number' ? String(caller) : `a ${typeof caller}`}; it must return a string or ` +
+      'a finite number identifying the caller, or undefined for nobody (see the "caller" option)',
+  );
+}
+
+/** Whether the request carries body bytes (RFC 9112 §6.3): a chunked body, or a Content-Length over 0. */
+function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  if (headers['transfer-encoding'] !== undefined) return true;
+  const length = headers['content-length'];
+  return typeof length === 'string' && length !== '0' && length.trim() !== '' && Number(length) !== 0;
 }

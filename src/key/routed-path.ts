@@ -21,7 +21,8 @@ const UNSUPPORTED = /[()[\]+\\"]|::/;
  * case and a trailing slash by default; Fastify decodes the path before matching) then name one
  * scope, while different parameter values stay different scopes:
  *
- * - `:name` is the parameter's value, encoded (`encodeURIComponent`, so a `/` in it stays `%2F`);
+ * - `:name` is the parameter's value, encoded (`encodeURIComponent`, so a `/` in it stays `%2F`;
+ *   sharing its segment with other text, its `-`, `.` and the like too);
  * - a wildcard is its segments, each encoded, joined with `/` (Express 5 gives them as a list,
  *   Fastify as one string, already decoded);
  * - an optional parameter (`:name?`) or group (`{/:name}`) that did not match is left out, with
@@ -50,7 +51,7 @@ export function routedPath(request: RoutedRequest): string | undefined {
       const closed = groups.pop()!;
       if (closed.matched) groups[groups.length - 1].text += closed.text;
     } else if (token[1] !== undefined) {
-      const value = typeof params[token[1]] === 'string' ? encodeURIComponent(params[token[1]] as string) : undefined;
+      const value = typeof params[token[1]] === 'string' ? paramValue(params[token[1]] as string, template, token.index, from) : undefined;
       if (value !== undefined) group.text += value;
       else if (token[2] === '?') group.text = group.text.replace(/\/$/, '');
       else if (groups.length > 1) group.matched = false;
@@ -65,6 +66,18 @@ export function routedPath(request: RoutedRequest): string | undefined {
   const rest = template.slice(from);
   if (groups.length !== 1 || rest.includes('?')) return undefined;
   return groups[0].text + rest;
+}
+
+/**
+ * A `:name` parameter's value as it goes back into the path, encoded. When the parameter shares
+ * its segment with other text (`/:from-:to`, `/:name.:ext`), the characters that could separate
+ * it from its neighbours are encoded too, so that `from` "A", `to` "B-C" and `from` "A-B", `to`
+ * "C" stay two paths.
+ */
+function paramValue(value: string, template: string, start: number, end: number): string {
+  const encoded = encodeURIComponent(value);
+  const alone = template[start - 1] === '/' && (end === template.length || '/{}'.includes(template[end]));
+  return alone ? encoded : encoded.replace(/[!'()*._~-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 /** A wildcard's value as it goes back into the path: its segments, each encoded. */

@@ -52,3 +52,27 @@ describe('duration bounds', () => {
     expect(resolveModuleOptions({ ttl: '3650d', lease: '74d', sweepInterval: '24d' })).toMatchObject({ ttlMs: 315_360_000_000 });
   });
 });
+
+describe('options a typo would turn into another behaviour', () => {
+  const module = resolveModuleOptions({});
+
+  it('are refused when the app starts, naming the option', () => {
+    expect(() => resolveModuleOptions({ anonymousCallers: 'deny' as never })).toThrow(`option "anonymousCallers" must be 'reject' or 'shared', got 'deny'`);
+    expect(() => resolveModuleOptions({ keyFormat: 'uuid' as never })).toThrow('option "keyFormat" must be');
+    expect(() => resolveModuleOptions({ caller: 'user.id' as never })).toThrow('option "caller" must be a function');
+    expect(() => resolveModuleOptions({ storeResponse: true as never })).toThrow('option "storeResponse" must be a function');
+    expect(() => resolveModuleOptions({ replayHeaders: 'x-request-id' as never })).toThrow('option "replayHeaders" must be a list of header names');
+    expect(() => resolveModuleOptions({ preparedStatements: 'false' as never })).toThrow('option "preparedStatements" must be true or false');
+    expect(() => resolveRouteOptions(module, { fingerprint: 'amount' as never })).toThrow('option "fingerprint" must be a list of body field paths');
+    expect(() => resolveRouteOptions(module, { fingerprint: ['amount', ''] })).toThrow('option "fingerprint"');
+    expect(() => resolveRouteOptions(module, { mode: 'leased' as never })).toThrow(`option "mode" must be 'transactional' or 'lease', got 'leased'`);
+    expect(() => resolveRouteOptions(module, { required: 'false' as never })).toThrow('option "required" must be true or false');
+    expect(() => resolveRouteOptions(module, { keyFormat: 'ulid' as never })).toThrow('option "keyFormat" must be');
+  });
+
+  it('accept every documented form', () => {
+    expect(resolveModuleOptions({ anonymousCallers: 'shared', keyFormat: /^[a-z]+$/, caller: () => 'a', replayHeaders: ['X-Request-Id'] }).anonymousCallers).toBe('shared');
+    expect(resolveRouteOptions(module, { fingerprint: ['amount', 'payer.id'], keyFormat: 'printable-ascii', mode: 'lease', required: false }).required).toBe(false);
+    expect(resolveRouteOptions(module, { fingerprint: () => 1, keyFormat: (key) => key.length > 3 }).fingerprint).toEqual(expect.any(Function));
+  });
+});

@@ -7,6 +7,13 @@ describe('routedPath: the scope of a request is its route template with the valu
   it('fills plain parameters, encoded, a "/" in a value included', () => {
     expect(express('/payments/:id/refunds', { id: 'a b' })).toBe('/payments/a%20b/refunds');
     expect(express('/payments/:id', { id: 'a/b' })).toBe('/payments/a%2Fb');
+    expect(express('/payments/:id', { id: 'a-b.c' })).toBe('/payments/a-b.c');
+  });
+
+  it('encodes the separators of parameters sharing a segment, so that other splits stay other paths', () => {
+    expect(express('/transfers/:from-:to', { from: 'A', to: 'B-C' })).toBe('/transfers/A-B%2DC');
+    expect(express('/transfers/:from-:to', { from: 'A-B', to: 'C' })).toBe('/transfers/A%2DB-C');
+    expect(express('/files/:name.:ext', { name: 'a.b', ext: 'c' })).toBe('/files/a%2Eb.c');
   });
 
   it('fills wildcards segment by segment: a list (Express 5) or a string (Fastify)', () => {

@@ -80,7 +80,7 @@ export const CASES = [
   { name: 'lower-case currency', status: 400, problem: true, stored: true, run: (c) => post(c.url, { key: newKey(), caller: c.caller, body: { ...valid, currency: 'eur' } }) },
   { name: '"__proto__" member (ignored by validation, kept in the fingerprint)', status: 201, stored: true, run: (c) => post(c.url, { key: newKey(), caller: c.caller, body: '{"amount":2,"currency":"EUR","__proto__":{"admin":true}}' }) },
   { name: 'duplicate JSON member (the last wins)', status: 201, stored: true, run: (c) => post(c.url, { key: newKey(), caller: c.caller, body: '{"amount":1,"amount":2,"currency":"EUR"}' }) },
-  { name: 'text/plain body', status: 400, problem: true, stored: true, run: (c) => post(c.url, { key: newKey(), caller: c.caller, body: 'amount=1', headers: { 'content-type': 'text/plain' } }) },
+  { name: 'text/plain body', status: 415, problem: true, run: (c) => post(c.url, { key: newKey(), caller: c.caller, body: 'amount=1', headers: { 'content-type': 'text/plain' } }) },
   { name: 'no Authorization', status: 401, problem: true, run: (c) => send(c.url, { headers: { 'content-type': 'application/json', 'idempotency-key': newKey() }, body: JSON.stringify(valid) }) },
   { name: '10 KB bearer token', status: 401, problem: true, sentAs: () => 'x'.repeat(10_240), run: (c) => post(c.url, { key: newKey(), caller: 'x'.repeat(10_240), body: valid }) },
   {

@@ -1,0 +1,167 @@
+import { Body, Controller, HostParam, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
+import { keyRows, paymentCount } from '../support/database.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { newCaller, newKey, send } from '../support/http.js';
+
+/** What tells two requests apart besides the key: the host a controller routes by, the
+ * controller an inherited handler is reached through, the parameters of one path segment, the
+ * caller, and a body the module could not read. */
+
+/** One path serving every tenant; the tenant comes from the host. */
+@Controller({ path: 'tenant-pay', host: ':tenant.example' })
+@UseGuards(BearerAuthGuard)
+class TenantPaymentsController {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post()
+  @Idempotent()
+  async pay(@HostParam('tenant') tenant: string, @Req() request: AuthenticatedRequest): Promise<object> {
+    const payments = this.tx.getRepository(Payment);
+    const saved = await payments.save(payments.create({ caller: request.user.id, amount: 1, currency: 'EUR' }));
+    return { tenant, paymentId: saved.id };
+  }
+}
+
+/** A base controller whose handler two subclasses mark differently. */
+abstract class ChargesBase {
+  constructor(@Inject(IdempotencyTransaction) protected readonly tx: IdempotencyTransaction) {}
+
+  @Post()
+  async create(@Req() request: AuthenticatedRequest): Promise<object> {
+    const payments = this.tx.getRepository(Payment);
+    const saved = await payments.save(payments.create({ caller: request.user.id, amount: 7, currency: 'EUR' }));
+    return { paymentId: saved.id };
+  }
+}
+
+@Controller('charges-optional')
+@UseGuards(BearerAuthGuard)
+@Idempotent({ required: false })
+class OptionalChargesController extends ChargesBase {}
+
+@Controller('charges-strict')
+@UseGuards(BearerAuthGuard)
+@Idempotent()
+class StrictChargesController extends ChargesBase {}
+
+/** Two parameters in one segment. */
+@Controller('transfers')
+@UseGuards(BearerAuthGuard)
+class TransfersController {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post(':from-:to')
+  @Idempotent()
+  async transfer(@Param('from') from: string, @Param('to') to: string, @Req() request: AuthenticatedRequest): Promise<object> {
+    const payments = this.tx.getRepository(Payment);
+    const saved = await payments.save(payments.create({ caller: request.user.id, amount: 9, currency: 'EUR' }));
+    return { from, to, paymentId: saved.id };
+  }
+}
+
+/** Answers the body it was given. */
+@Controller('echo')
+@UseGuards(BearerAuthGuard)
+class EchoController {
+  @Post()
+  @Idempotent()
+  echo(@Body() body: unknown): object {
+    return { body: body ?? null };
+  }
+}
+
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+  let lab: RunningApp;
+
+  beforeAll(async () => {
+    lab = await startLab({}, { controllers: [TenantPaymentsController, OptionalChargesController, StrictChargesController, TransfersController, EchoController] });
+  });
+  afterAll(() => lab.close());
+
+  it('a controller routed by host: the same caller, key and body on another host is another request, not the first host\'s replay', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const acme = await send(`${lab.url}/tenant-pay`, { key, caller, body: {}, headers: { host: 'acme.example' } });
+    const globex = await send(`${lab.url}/tenant-pay`, { key, caller, body: {}, headers: { host: 'globex.example' } });
+    const acmeAgain = await send(`${lab.url}/tenant-pay`, { key, caller, body: {}, headers: { host: 'ACME.example:8443' } });
+    expect([acme.status, globex.status, acmeAgain.status]).toEqual([201, 201, 201]);
+    expect([acme.json.tenant, globex.json.tenant]).toEqual(['acme', 'globex']);
+    expect([globex.headers['idempotent-replayed'], acmeAgain.headers['idempotent-replayed']]).toEqual([undefined, 'true']);
+    expect(acmeAgain.body.equals(acme.body)).toBe(true);
+    expect(await paymentCount(caller)).toBe(2);
+    expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST acme.example/tenant-pay', 'POST globex.example/tenant-pay']);
+  });
+
+  it('an inherited handler keeps the settings of the controller it is reached through', async () => {
+    const caller = newCaller();
+    expect((await send(`${lab.url}/charges-optional`, { caller, body: {} })).status).toBe(201);
+    const strict = await send(`${lab.url}/charges-strict`, { caller, body: {} });
+    expect(strict.status).toBe(400);
+    expect(strict.json.type).toBe('urn:nestjs-pg-idempotency:key-missing');
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('two parameters in one segment: other values are another scope, whichever way the router splits them', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const first = await send(`${lab.url}/transfers/A-B%2DC`, { key, caller, body: {} });
+    const other = await send(`${lab.url}/transfers/A-B-C`, { key, caller, body: {} });
+    expect([first.status, other.status]).toEqual([201, 201]);
+    if (platform === 'express') {
+      // Express splits at the first "-" of the path as sent: ("A", "B-C"), then ("A-B", "C").
+      expect(other.headers['idempotent-replayed']).toBeUndefined();
+      expect(other.json).toMatchObject({ from: 'A-B', to: 'C' });
+      expect(await paymentCount(caller)).toBe(2);
+    } else {
+      // Fastify decodes first: both are ("A-B", "C"), one request.
+      expect(other.headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(1);
+    }
+  });
+
+  it('a body no parser read (text/plain on Express) is refused with 415 body-not-parsed, nothing stored; a parsed one is fingerprinted', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const text = (raw: string) => send(`${lab.url}/echo`, { key, caller, raw, headers: { 'content-type': 'text/plain' } });
+    const first = await text('amount=10');
+    const second = await text('amount=9999');
+    if (platform === 'express') {
+      expect([first.status, second.status]).toEqual([415, 415]);
+      expect(first.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(first.json.type).toBe('urn:nestjs-pg-idempotency:body-not-parsed');
+      expect(await keyRows(caller)).toEqual([]);
+    } else {
+      // Fastify parses text/plain: the second payload is another request under the same key.
+      expect([first.status, second.status]).toEqual([201, 422]);
+      expect(first.json).toEqual({ body: 'amount=10' });
+    }
+    const empty = await send(`${lab.url}/echo`, { key: newKey(), caller, headers: { 'content-type': 'text/plain' } });
+    expect(empty.status).toBe(201);
+  });
+});
+
+describe.each(HTTP_PLATFORMS)('caller ids on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+
+  it.each([
+    ['an object (request.user)', (request: { user: unknown }) => request.user],
+    ['NaN', () => Number.NaN],
+  ])('a caller resolver returning %s fails the request with a 500: no run, no row, never another caller\'s replay', async (_case, caller) => {
+    const lab = await startLab({ caller: caller as never });
+    try {
+      const [alice, mallory] = [newCaller(), newCaller()];
+      const key = newKey();
+      const first = await send(`${lab.url}/lab/scoped`, { key, caller: alice, body: {} });
+      const other = await send(`${lab.url}/lab/scoped`, { key, caller: mallory, body: {} });
+      expect([first.status, other.status]).toEqual([500, 500]);
+      expect([await paymentCount(alice), await paymentCount(mallory)]).toEqual([0, 0]);
+      expect([...(await keyRows(alice)), ...(await keyRows(mallory))]).toEqual([]);
+    } finally {
+      await lab.close();
+    }
+  });
+});
