@@ -20,8 +20,21 @@ import { HeldKeyRun } from './run/held-key-run.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import type { Reservation } from './store/reservation.js';
 
-/** Marks a request this interceptor already handles (class- and method-level `@Idempotent()`). */
+/** Marks a request this interceptor already handles, with how it handles it (see `Pass`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
+
+/**
+ * How the interceptor handles a request, for when it is entered again for the same request:
+ * - while it subscribes to the handler of a held key (`subscribing`), that is the same chain
+ *   passing through it a second time (`@Idempotent()` on the class and on the method): pass on;
+ * - when it holds no key (`passThrough`: no key on an optional route), pass on too;
+ * - otherwise the handler is being run a second time for one request (an outer interceptor's
+ *   `retry()`): refused, since that run would be outside the key's transaction and hold.
+ */
+interface Pass {
+  passThrough: boolean;
+  subscribing: boolean;
+}
 
 /**
  * The request pipeline of an `@Idempotent()` route: parse → reserve → run or replay → record.
@@ -47,19 +60,38 @@ export class IdempotencyInterceptor implements NestInterceptor {
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     if (context.getType() !== 'http') return next.handle();
     const request = context.switchToHttp().getRequest();
-    if (request[HANDLED]) return next.handle();
-    request[HANDLED] = true;
     const response = context.switchToHttp().getResponse();
     const raw: ServerResponse = response.raw ?? response;
+    const handled: Pass | undefined = request[HANDLED];
+    if (handled) {
+      if (handled.passThrough || handled.subscribing) return next.handle();
+      throw withProblemHeaders(
+        raw,
+        new IdempotencyProblem(
+          ProblemType.HandlerRunTwice,
+          'the handler of this @Idempotent() request was started a second time (an interceptor retried it); it runs once per request, so the retry was refused and nothing is kept',
+        ),
+      );
+    }
+    const pass: Pass = { passThrough: false, subscribing: false };
+    request[HANDLED] = pass;
     const route = this.routeSettings(context);
     try {
       const idempotent = readIdempotentRequest(context, this.settings, route);
-      if (!idempotent) return next.handle();
+      if (!idempotent) {
+        pass.passThrough = true;
+        return next.handle();
+      }
       let reservation = await this.reserve(raw, idempotent, route);
       if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route);
       switch (reservation.kind) {
         case 'held':
-          return new HeldKeyRun(this.settings, this.events, route, reservation.hold).start(next, raw, idempotent);
+          pass.subscribing = true;
+          try {
+            return new HeldKeyRun(this.settings, this.events, route, reservation.hold).start(next, raw, idempotent);
+          } finally {
+            pass.subscribing = false;
+          }
         case 'completed':
           this.events.emit({ type: 'replayed', handler: route.handler, status: reservation.response.status });
           replaceResponse(raw, replayOf(reservation.response, this.settings.replayHeaders));

@@ -14,6 +14,7 @@ export enum ProblemType {
   ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
   ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
   HandlerFailedAfterAnswer = 'urn:nestjs-pg-idempotency:handler-failed-after-answer',
+  HandlerRunTwice = 'urn:nestjs-pg-idempotency:handler-run-twice',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -29,6 +30,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
   [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
   [ProblemType.HandlerFailedAfterAnswer]: { status: 500, title: 'Handler failed after sending its answer' },
+  [ProblemType.HandlerRunTwice]: { status: 500, title: 'Handler started twice for one request' },
 };
 
 /** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */

@@ -1,9 +1,69 @@
+import { type CallHandler, Controller, type ExecutionContext, Injectable, type NestInterceptor, Post, Req, UseGuards } from '@nestjs/common';
+import { type Observable, retry } from 'rxjs';
+import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount, seedExpiredOutcome } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
+/** An app-wide interceptor that retries a failed handler once. */
+@Injectable()
+class RetryOnceInterceptor implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(retry(1));
+  }
+}
+
+/** `@Idempotent()` on the class and on the method: one pipeline, not two. */
+@Controller('twice-marked')
+@UseGuards(BearerAuthGuard)
+@Idempotent()
+class TwiceMarkedController {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post()
+  @Idempotent({ ttl: '1h' })
+  async create(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    const payments = this.tx.getRepository(Payment);
+    return payments.save(payments.create({ caller: request.user.id, amount: 3, currency: 'EUR' }));
+  }
+}
+
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
+
+  describe('interceptors around the module', () => {
+    let lab: RunningApp;
+    beforeAll(async () => {
+      lab = await startLab({}, { controllers: [TwiceMarkedController], configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()) });
+    });
+    afterAll(() => lab.close());
+
+    it('an outer interceptor retrying a failed handler: the second run is refused (500 handler-run-twice), nothing kept, and so for the client\'s retry', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const failed = await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
+      expect(failed.status).toBe(500);
+      expect(failed.json.type).toBe('urn:nestjs-pg-idempotency:handler-run-twice');
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+      const again = await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
+      expect(again.status).toBe(500);
+      expect(await paymentCount(caller)).toBe(0);
+    });
+
+    it('@Idempotent() on the class and on the method runs the handler once, with one key row, and replays', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/twice-marked`, { key, caller, body: {} });
+      const replay = await send(`${lab.url}/twice-marked`, { key, caller, body: {} });
+      expect([first.status, replay.status]).toEqual([201, 201]);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(await paymentCount(caller)).toBe(1);
+      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /twice-marked', state: 'completed', status: 201 }]);
+    });
+  });
 
   describe('failure policy', () => {
     let lab: RunningApp;
