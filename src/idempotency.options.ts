@@ -124,8 +124,21 @@ export const defaultStorePolicy: StorePolicy = (status) =>
 /** The default of {@link IdempotencyModuleOptions.maxResponseBytes}: 1 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
-/** Headers a replay carries when the first response had them (CONTRACT §6). */
-export const REPLAYED_HEADERS = ['content-type', 'location', 'content-location', 'etag', 'last-modified'];
+/**
+ * Headers a replay carries when the first response had them (CONTRACT §6): where the result is,
+ * and what describes the stored bytes (their type, content coding, language and disposition), so
+ * that a replay of, say, gzip bytes says it is gzip.
+ */
+export const REPLAYED_HEADERS = [
+  'content-type',
+  'content-encoding',
+  'content-language',
+  'content-disposition',
+  'location',
+  'content-location',
+  'etag',
+  'last-modified',
+];
 
 /** The default {@link CallerResolver}: `request.user.id`, else `.sub`, else `request.user` itself when it is an id. */
 export function defaultCaller(request: any): string | number | bigint | undefined {

@@ -14,6 +14,11 @@ export interface ResponseReplacement {
   body: Buffer;
   /** Headers of the captured response to drop first (lower-case). */
   drop: readonly string[];
+  /**
+   * The app's answer is withdrawn (a problem goes out instead): every header it set goes with it,
+   * back to those the response had before the handler ran (what middleware set).
+   */
+  withdraw?: boolean;
 }
 
 /**
@@ -30,6 +35,7 @@ export function captureResponse(
   onAbandon: () => void,
 ): void {
   const original = { writeHead: raw.writeHead, write: raw.write, end: raw.end };
+  const before = raw.getHeaders();
   const chunks: Buffer[] = [];
   let head: Parameters<ServerResponse['writeHead']> | undefined;
   let ended = false;
@@ -74,6 +80,7 @@ export function captureResponse(
       (replacement) => {
         restore();
         if (replacement) {
+          if (replacement.withdraw) restoreHead(raw, replacement.status, before);
           send(raw, replacement);
         } else {
           restoreHead(raw, captured.status, headers);
@@ -146,9 +153,10 @@ function copyOf(args: Parameters<ServerResponse['writeHead']>): Parameters<Serve
 }
 
 /**
- * Puts the status and the headers set on `raw` back as they were when the app ended the
- * response: whatever changed them since (Nest answering a handler's error, or its return value,
- * after the handler had sent its own answer) must not go out with the answer that was recorded.
+ * Puts the status and the headers set on `raw` back as they were at some point: when the app
+ * ended the response (whatever changed them since, Nest answering a handler's error or its
+ * return value after the handler had sent its own answer, must not go out with the answer that
+ * was recorded), or before the handler ran (for an answer that is withdrawn).
  */
 function restoreHead(raw: ServerResponse, status: number, headers: OutgoingHttpHeaders): void {
   raw.statusCode = status;

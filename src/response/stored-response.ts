@@ -36,6 +36,7 @@ export function problemReplacement(
     headers: [['content-type', PROBLEM_CONTENT_TYPE], ...Object.entries(headers)],
     body: Buffer.from(JSON.stringify(problem)),
     drop: [...allowed],
+    withdraw: true,
   };
 }
 
