@@ -83,7 +83,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         return next.handle();
       }
       let reservation = await this.reserve(raw, idempotent, route);
-      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route);
+      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route, reservation);
       switch (reservation.kind) {
         case 'held':
           pass.subscribing = true;
@@ -131,16 +131,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * Wait mode: asks again, with a growing, jittered pause (50 ms to 500 ms) and no connection
    * held in between, until the key is no longer in progress or `route.waitMs` has passed.
    */
-  private async awaitTurn(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+  private async awaitTurn(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings, first: Reservation): Promise<Reservation> {
     const deadline = Date.now() + route.waitMs;
     let pause = 50;
+    let last = first;
     for (;;) {
       const left = deadline - Date.now();
-      if (left <= 0) return { kind: 'in-progress' };
+      // Past the wait, the last answer stands, with its Retry-After (a lease's seconds left).
+      if (left <= 0) return last;
       await sleep(Math.min(left, pause / 2 + Math.random() * pause));
       pause = Math.min(pause * 2, 500);
-      const reservation = await this.reserve(raw, request, route);
-      if (reservation.kind !== 'in-progress') return reservation;
+      last = await this.reserve(raw, request, route);
+      if (last.kind !== 'in-progress') return last;
     }
   }
 

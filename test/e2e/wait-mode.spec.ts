@@ -48,5 +48,16 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(duplicate.status).toBe(409);
       expect((await first).status).toBe(201);
     });
+
+    it('in lease mode, past its bound the 409 carries the seconds left on the lease, as without waiting', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = send(`${lab.url}/lab/waiting-lease`, { key, caller, body: {} });
+      await sleep(200);
+      const duplicate = await send(`${lab.url}/lab/waiting-lease`, { key, caller, body: {} });
+      expect(duplicate.status).toBe(409);
+      expect(Number(duplicate.headers['retry-after'])).toBeGreaterThanOrEqual(19);
+      expect((await first).status).toBe(201);
+    });
   });
 });

@@ -365,6 +365,14 @@ export class LabController {
     return payment;
   }
 
+  /** Wait mode in lease mode (20 s lease): past the wait, the 409 tells the seconds left on the lease. */
+  @Post('waiting-lease')
+  @Idempotent({ mode: 'lease', lease: '20s', wait: '300ms' })
+  async waitingLease(): Promise<object> {
+    await sleep(1_500);
+    return { done: true };
+  }
+
   /** Counts the executions of a key's handler on this instance: 1 for the first. */
   private nextAttempt(key: string): number {
     const attempt = (this.attempts.get(key) ?? 0) + 1;
