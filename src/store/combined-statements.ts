@@ -92,14 +92,17 @@ export async function runPrepared(queryRunner: QueryRunner, statement: PreparedS
   return results[results.length - (then ? 2 : 1)];
 }
 
-/** Runs a prepared `statement` on its own (autocommit) on a pooled connection of `dataSource`. */
-export async function runPreparedAlone(dataSource: DataSource, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
-  const queryRunner = dataSource.createQueryRunner('master');
-  try {
-    return await runPrepared(queryRunner, statement, params);
-  } finally {
-    await queryRunner.release();
-  }
+/**
+ * Runs a prepared `statement` alone (autocommit) on `client`: a connection of `dataSource`, or of
+ * a pool beside it to the same database (lease mode's own, `LeaseConnections`).
+ */
+export async function runPreparedOnClient(client: PgClient, dataSource: DataSource, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
+  const statements = statementClient(client);
+  const whole = unprepared.has(dataSource);
+  const missing = notYetPrepared(statements, [statement], whole);
+  if (missing.length > 0) await prepare(statements, missing);
+  const results = await statements.query(execute(statement, params, statements, whole));
+  return results[results.length - 1];
 }
 
 export interface PgResult {
@@ -107,7 +110,7 @@ export interface PgResult {
   rowCount: number | null;
 }
 
-interface PgClient {
+export interface PgClient {
   query(sql: string): Promise<PgResult[] | PgResult>;
   escapeLiteral(value: string): string;
 }

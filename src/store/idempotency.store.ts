@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
@@ -10,10 +10,12 @@ import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { KeyHold, KeyRequest } from './key-hold.js';
 import { runPrepared, startTransactionWith, usePreparedStatements } from './combined-statements.js';
 import { KeyLease } from './key-lease.js';
+import { LeaseConnections } from './lease-connections.js';
 import { KeyTransaction } from './key-transaction.js';
 import { type LocalHold, LocalKeys } from './local-keys.js';
-import { rollbackAndRelease } from './release-query-runner.js';
+import { releaseBroken, rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
+import { type DestroyableClient, destroyConnection, givenUpAfter } from './time-bound.js';
 import type { Reservation } from './reservation.js';
 import { HANDLER_SAVEPOINT, INSERT_OUTCOME, KEY_ROW, LOCK_KEY, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
 
@@ -36,9 +38,11 @@ interface KeyRow {
  * handler's business writes, or under a lease) and records outcomes.
  */
 @Injectable()
-export class IdempotencyStore implements OnModuleInit {
+export class IdempotencyStore implements OnModuleInit, OnApplicationShutdown {
   private source?: DataSource;
   private readonly local: LocalKeys;
+  /** Lease mode's own connections, opened at its first reservation. */
+  private leaseConnections?: LeaseConnections;
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
@@ -50,6 +54,10 @@ export class IdempotencyStore implements OnModuleInit {
   onModuleInit(): void {
     this.source = this.resolveDataSource();
     usePreparedStatements(this.source, this.settings.preparedStatements);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.leaseConnections?.end();
   }
 
   /** The DataSource holding `idempotency_keys` and the business tables. */
@@ -116,19 +124,28 @@ export class IdempotencyStore implements OnModuleInit {
     const token = randomBytes(8).readBigInt64BE(0).toString();
     const params = [...this.reserveParams(request), leaseMs, token];
     const queryRunner = this.dataSource.createQueryRunner('master');
+    // Bounded as lease mode's other statements are: a reservation sent over a connection that
+    // died without a word is given up (503) and its connection destroyed.
+    let givenUp: Error | undefined;
+    const bounded = <T>(work: Promise<T>) =>
+      givenUpAfter('reserving the key', Math.max(1, Math.floor(leaseMs / 3)), work, () => {
+        givenUp = new Error('reserving the key was given up');
+        destroyConnection((queryRunner as unknown as { databaseConnection?: DestroyableClient }).databaseConnection);
+      });
     try {
-      const reserved = await runPrepared(queryRunner, RESERVE_LEASE, params);
+      const reserved = await bounded(runPrepared(queryRunner, RESERVE_LEASE, params));
       if (reserved.rows.length === 1) {
         // Held here no longer than the row is: its lease, renewed, but never past its expiry,
         // after which any request may take the row over.
         const local = this.local.hold(request.scope, request.fingerprint, startedAt + leaseMs);
-        const lease = new KeyLease(this.dataSource, request, token, leaseMs, renew, (until) => local.extend(until));
+        this.leaseConnections ??= new LeaseConnections(this.dataSource);
+        const lease = new KeyLease(this.leaseConnections, request, token, leaseMs, renew, (until) => local.extend(until));
         return { kind: 'held', hold: this.track(lease, request, startedAt, local) };
       }
-      const { rows } = await runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request));
+      const { rows } = await bounded(runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request)));
       return this.found(rows[0], request, startedAt);
     } finally {
-      await queryRunner.release();
+      await (givenUp ? releaseBroken(queryRunner, givenUp) : queryRunner.release());
     }
   }
 

@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { DataSource } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
-import { runPreparedAlone } from './combined-statements.js';
+import type { PgResult, PreparedStatement } from './combined-statements.js';
+import type { LeaseConnections } from './lease-connections.js';
 import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from './store.sql.js';
 
 const logger = new Logger('Idempotency');
@@ -23,7 +23,8 @@ export class KeyLease implements KeyHold {
   private renewing = false;
 
   constructor(
-    private readonly dataSource: DataSource,
+    /** Lease mode's own connections: every statement here is bounded to a third of the lease. */
+    private readonly connections: LeaseConnections,
     private readonly request: KeyRequest,
     /** The fencing token written with the reservation. */
     readonly token: string,
@@ -50,12 +51,9 @@ export class KeyLease implements KeyHold {
     if (this.ended) return 'skipped';
     this.end();
     const { key, caller, endpoint } = this.request.scope;
-    const { rowCount } = await this.inTime(
-      'recording the outcome',
-      runPreparedAlone(this.dataSource, COMPLETE_LEASE, [
-        key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
-      ]),
-    );
+    const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, [
+      key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
+    ]);
     return rowCount === 1 ? 'recorded' : 'lost';
   }
 
@@ -63,22 +61,18 @@ export class KeyLease implements KeyHold {
     if (this.ended) return;
     this.end();
     const { key, caller, endpoint } = this.request.scope;
-    await this.inTime('releasing the key', runPreparedAlone(this.dataSource, RELEASE_LEASE, [key, caller, endpoint, this.token]));
+    await this.run('releasing the key', RELEASE_LEASE, [key, caller, endpoint, this.token]);
   }
 
   /**
-   * `statement`, given up once it has not answered within a third of the lease: a connection
-   * that died without a word (a lost NAT or load-balancer entry, a failed-over host) never
-   * answers, and would otherwise hold the renewals, or the client's answer, for as long as the
-   * operating system keeps the socket. A statement given up may still run later; the fencing
-   * token keeps it harmless.
+   * `statement` on lease mode's own connections, given up once it has not answered within a
+   * third of the lease: a connection that died without a word (a lost NAT or load-balancer entry,
+   * a failed-over host) never answers, and would otherwise hold the renewals, or the client's
+   * answer, for as long as the operating system keeps the socket. A statement given up may still
+   * have run; the fencing token keeps it harmless.
    */
-  private async inTime<T>(what: string, statement: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what} did not answer within a third of the lease`)), Math.max(1, Math.floor(this.leaseMs / 3)));
-    });
-    return Promise.race([statement, timeout]).finally(() => clearTimeout(timer));
+  private run(what: string, statement: PreparedStatement, params: unknown[]): Promise<PgResult> {
+    return this.connections.run(what, statement, params, Math.max(1, Math.floor(this.leaseMs / 3)));
   }
 
   private end(): void {
@@ -95,7 +89,7 @@ export class KeyLease implements KeyHold {
       const sentAt = performance.now();
       // A renewal given up (see inTime) is tried again at the next third, on another connection,
       // instead of blocking every later renewal.
-      const { rowCount } = await this.inTime('the renewal', runPreparedAlone(this.dataSource, RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]));
+      const { rowCount } = await this.run('the renewal', RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]);
       if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
       else if (!this.ended) {
         clearInterval(this.renewal);

@@ -10,9 +10,15 @@ export async function rollbackAndRelease(queryRunner: QueryRunner): Promise<void
     try {
       await queryRunner.rollbackTransaction();
     } catch (error) {
-      const runner = queryRunner as QueryRunner & { releasePostgresConnection?(error: unknown): Promise<void> };
-      if (runner.releasePostgresConnection) return runner.releasePostgresConnection(error);
+      return releaseBroken(queryRunner, error);
     }
   }
+  await queryRunner.release();
+}
+
+/** Returns the connection of `queryRunner` to its pool as broken: the pool destroys it. */
+export async function releaseBroken(queryRunner: QueryRunner, error: unknown): Promise<void> {
+  const runner = queryRunner as QueryRunner & { releasePostgresConnection?(error: unknown): Promise<void> };
+  if (runner.releasePostgresConnection) return runner.releasePostgresConnection(error);
   await queryRunner.release();
 }

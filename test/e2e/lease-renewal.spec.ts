@@ -166,6 +166,38 @@ describe('lease renewals over dying connections (express)', () => {
     expect(duplicate.status).toBe(409);
   });
 
+  it('statements given up are not kept: after the lease connections died silently three times over, lease requests still get their answers', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const caller = newCaller();
+      const holders = Array.from({ length: 8 }, () => send(`${a.url}/renewal/lease-short`, { key: newKey(), caller, body: {} }));
+      await sleep(1_200);
+      proxy.dropExisting();
+      const statuses = (await Promise.all(holders)).map((answer) => answer.status);
+      expect(statuses.every((status) => status === 201 || status === 503)).toBe(true);
+    }
+    // The pool still holds idle connections that died: each request sent over one is given up
+    // after a third of the lease (503) and its connection destroyed, so a wave of requests clears
+    // them, and none stays checked out.
+    const wave = await Promise.all(Array.from({ length: 24 }, () => send(`${a.url}/renewal/lease-short`, { key: newKey(), caller: newCaller(), body: {} })));
+    expect(wave.every((answer) => answer.status === 201 || answer.status === 503)).toBe(true);
+    const later = await Promise.race([send(`${a.url}/renewal/lease-short`, { key: newKey(), caller: newCaller(), body: {} }), sleep(8_000).then(() => undefined)]);
+    proxy.closeDead();
+    expect(later?.status).toBe(201);
+  });
+
+  it('a busy pool does not starve the renewals: the app\'s requests hold every connection for 5 s, the holder keeps its key', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const holder = send(`${b.url}/renewal/lease-long`, { key, caller, body: {} });
+    await sleep(200);
+    const busy = Array.from({ length: 24 }, () => send(`${b.url}/lab/slow-write`, { key: newKey(), caller: newCaller(), body: {}, headers: { 'x-work-ms': '5000' } }));
+    await sleep(3_600);
+    const duplicate = await send(`${a.url}/renewal/lease-long`, { key, caller, body: {} });
+    const first = await holder;
+    await Promise.all(busy);
+    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
+  });
+
   it('a brief outage that cuts connections: the failed renewal is retried at the next third; the holder keeps its key', async () => {
     const caller = newCaller();
     const key = newKey();
