@@ -1,10 +1,25 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { QueryRunner } from 'typeorm';
 import { IdempotencyEvents } from '../events/idempotency-events.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
+import { releaseBroken } from './release-query-runner.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from './store.sql.js';
+import { type DestroyableClient, destroyConnection, givenUpAfter } from './time-bound.js';
+
+/**
+ * How long one statement of a sweep may take before it is given up and its connection destroyed
+ * (which also ends the session's sweep lock): a batch of expired rows takes milliseconds, and a
+ * connection that died without a word would never answer, leaving this instance never sweeping
+ * again and the sweep lock held.
+ */
+const SWEEP_STATEMENT_TIMEOUT_MS = 10_000;
+
+/** How long shutdown waits for a sweep in progress before destroying its connection. */
+const SHUTDOWN_WAIT_MS = 5_000;
 
 /** What one sweep did. */
 export interface SweepResult {
@@ -17,14 +32,19 @@ export interface SweepResult {
 /**
  * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval` (CONTRACT §7).
  * A run holds a PostgreSQL advisory lock, so only one instance sweeps at a time; runs never
- * overlap; shutdown waits for a run in progress to finish its batch. Call `sweep()` to run it
- * from your own scheduler (with `sweepInterval: 0`).
+ * overlap; shutdown waits for a run in progress to finish its batch (at most 5 s, then its
+ * connection is destroyed). Each statement is given up after 10 s. Call `sweep()` to run it from
+ * your own scheduler (with `sweepInterval: 0`).
  */
 @Injectable()
 export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('IdempotencySweeper');
   private timer?: NodeJS.Timeout;
   private running?: Promise<SweepResult>;
+  /** The connection of the sweep in progress. */
+  private connection?: QueryRunner;
+  /** Why that connection was destroyed, if it was (it is then released as broken). */
+  private abandoned?: Error;
   private stopping = false;
 
   constructor(
@@ -44,7 +64,11 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    const running = this.running?.catch(() => undefined);
+    if (!running) return;
+    const finished = await Promise.race([running.then(() => true), sleep(SHUTDOWN_WAIT_MS, false, { ref: false })]);
+    if (!finished) this.destroyConnection(new Error('the app shut down during a sweep'));
+    await running;
   }
 
   /** Deletes every expired row now, unless another instance is sweeping. */
@@ -56,26 +80,39 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   private async run(): Promise<SweepResult> {
     const startedAt = performance.now();
     const queryRunner = this.store.dataSource.createQueryRunner('master');
+    this.connection = queryRunner;
+    this.abandoned = undefined;
+    const query = <T>(sql: string, params: unknown[]): Promise<T> =>
+      givenUpAfter('a sweep statement', SWEEP_STATEMENT_TIMEOUT_MS, queryRunner.query(sql, params) as Promise<T>, () =>
+        this.destroyConnection(new Error('a sweep statement was given up')),
+      );
     try {
-      const [{ locked }] = await queryRunner.query(`SELECT pg_try_advisory_lock($1::bigint) AS locked`, [SWEEP_LOCK_ID]);
+      const [{ locked }] = await query<[{ locked: boolean }]>(`SELECT pg_try_advisory_lock($1::bigint) AS locked`, [SWEEP_LOCK_ID]);
       if (!locked) return { ran: false, deleted: 0 };
       let deleted = 0;
       try {
         let batch: number;
         do {
-          const [, count]: [unknown, number] = await queryRunner.query(SWEEP_BATCH, [this.settings.sweepBatchSize]);
+          const [, count] = await query<[unknown, number]>(SWEEP_BATCH, [this.settings.sweepBatchSize]);
           batch = count;
           deleted += batch;
         } while (batch === this.settings.sweepBatchSize && !this.stopping);
       } finally {
-        await queryRunner.query(`SELECT pg_advisory_unlock($1::bigint)`, [SWEEP_LOCK_ID]);
+        if (!this.abandoned) await query(`SELECT pg_advisory_unlock($1::bigint)`, [SWEEP_LOCK_ID]);
       }
       const durationMs = performance.now() - startedAt;
       if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
       this.events.emit({ type: 'swept', deleted, durationMs });
       return { ran: true, deleted };
     } finally {
-      await queryRunner.release();
+      this.connection = undefined;
+      await (this.abandoned ? releaseBroken(queryRunner, this.abandoned) : queryRunner.release());
     }
+  }
+
+  /** Destroys the connection of the sweep in progress: its statement fails, its session lock ends. */
+  private destroyConnection(reason: Error): void {
+    this.abandoned = reason;
+    destroyConnection((this.connection as unknown as { databaseConnection?: DestroyableClient } | undefined)?.databaseConnection);
   }
 }

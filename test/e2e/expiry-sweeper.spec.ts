@@ -6,6 +6,7 @@ import { keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from 
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
+import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 
 async function countKeys(caller: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]);
@@ -153,4 +154,47 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       await sql('DELETE FROM idempotency_keys WHERE caller = $1', [caller]);
     });
   });
+});
+
+/**
+ * A sweep over a connection that died without a word (Express only: nothing here depends on the
+ * HTTP platform). The app reaches PostgreSQL through a proxy that drops its connections silently.
+ */
+describe('a sweep over a dying connection (express)', () => {
+  const { startLab } = appsOn('express');
+  const proxy = new PostgresProxy();
+
+  beforeAll(async () => {
+    await sql('SELECT 1');
+    await proxy.start(new URL(databaseUrl()));
+  });
+  afterAll(() => proxy.stop());
+
+  it('is given up after 10 s and the next sweep runs; a stuck sweep does not hold up the app\'s shutdown', async () => {
+    const lab = await throughProxy(proxy, () => startLab({ sweepInterval: 0 }));
+    let closed = false;
+    try {
+      expect((await send(`${lab.url}/lab/scoped`, { key: newKey(), caller: newCaller(), body: {} })).status).toBe(201);
+      await seedKeys(newCaller(), 10, '-1 minute');
+      proxy.dropExisting(); // the pooled connection the sweep takes is now dead; new ones work
+      const sweeper = lab.app.get(IdempotencySweeper);
+      const started = Date.now();
+      const stuck = await sweeper.sweep().then(() => 'swept', (error: Error) => error.message);
+      expect(stuck).toMatch(/did not answer within 10000 ms/);
+      expect(Date.now() - started).toBeLessThan(13_000);
+      expect(await sweeper.sweep()).toEqual({ ran: true, deleted: expect.any(Number) });
+
+      proxy.dropExisting();
+      const again = sweeper.sweep().catch(() => undefined);
+      await sleep(200);
+      const closing = Date.now();
+      await lab.close();
+      closed = true;
+      expect(Date.now() - closing).toBeLessThan(8_000);
+      await again;
+    } finally {
+      proxy.closeDead();
+      if (!closed) await lab.close();
+    }
+  }, 40_000);
 });

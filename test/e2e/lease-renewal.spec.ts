@@ -1,11 +1,11 @@
 import { Controller, Headers, Post, UseGuards } from '@nestjs/common';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { sql } from '../support/database.js';
 import { appsOn, databaseUrl, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 
 const runs = new Map<string, number>();
 
@@ -34,67 +34,6 @@ class RenewalController {
 }
 
 /**
- * A TCP proxy to PostgreSQL. `dropExisting()` silently drops the connections open at that
- * moment (no FIN, no RST: what a lost NAT/load-balancer entry or a failed-over host looks like);
- * connections opened afterwards work normally.
- */
-class PostgresProxy {
-  private readonly pairs: Array<{ client: Socket; server: Socket; dead: boolean }> = [];
-  private server?: Server;
-  refusing = false;
-  port = 0;
-
-  async start(target: URL): Promise<void> {
-    this.server = createServer((client) => {
-      if (this.refusing) return void client.destroy();
-      const server = createConnection(Number(target.port || 5432), target.hostname);
-      const pair = { client, server, dead: false };
-      this.pairs.push(pair);
-      client.on('data', (chunk) => void (pair.dead || server.write(chunk)));
-      server.on('data', (chunk) => void (pair.dead || client.write(chunk)));
-      client.on('error', () => undefined);
-      server.on('error', () => undefined);
-      client.on('close', () => server.destroy());
-      server.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  dropExisting(): void {
-    for (const pair of this.pairs) pair.dead = true;
-  }
-
-  /** Closes (FIN) the connections `dropExisting()` left dead, so that no pool keeps them idle. */
-  closeDead(): void {
-    for (const { client, server, dead } of this.pairs) {
-      if (!dead) continue;
-      client.destroy();
-      server.destroy();
-    }
-  }
-
-  /** An outage: every open connection is cut (FIN), new ones are cut at once, for `ms`. */
-  async outage(ms: number): Promise<void> {
-    this.refusing = true;
-    for (const { client, server } of this.pairs) {
-      client.destroy();
-      server.destroy();
-    }
-    await sleep(ms);
-    this.refusing = false;
-  }
-
-  async stop(): Promise<void> {
-    for (const { client, server } of this.pairs) {
-      client.destroy();
-      server.destroy();
-    }
-    await new Promise((resolve) => this.server?.close(resolve));
-  }
-}
-
-/**
  * Lease renewals when instance A's connections to PostgreSQL die (Express only: nothing here
  * depends on the HTTP platform). A reaches PostgreSQL through a TCP proxy; B directly.
  */
@@ -106,17 +45,8 @@ describe('lease renewals over dying connections (express)', () => {
 
   beforeAll(async () => {
     await sql('SELECT 1'); // the test's own pool, on the real address
-    const real = databaseUrl();
-    const url = new URL(real);
-    await proxy.start(new URL(real));
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
-    process.env.DATABASE_URL = url.toString();
-    try {
-      a = await startLab({}, { controllers: [RenewalController] }); // instance A reaches PostgreSQL through the proxy
-    } finally {
-      process.env.DATABASE_URL = real;
-    }
+    await proxy.start(new URL(databaseUrl()));
+    a = await throughProxy(proxy, () => startLab({}, { controllers: [RenewalController] })); // instance A reaches PostgreSQL through the proxy
     b = await startLab({}, { controllers: [RenewalController] }); // instance B directly
   });
   afterAll(async () => {
