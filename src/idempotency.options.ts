@@ -140,12 +140,17 @@ export const REPLAYED_HEADERS = [
   'last-modified',
 ];
 
-/** The default {@link CallerResolver}: `request.user.id`, else `.sub`, else `request.user` itself when it is an id. */
+/**
+ * The default {@link CallerResolver}: `request.user.id`, else `.sub`, else `request.user` itself
+ * when it is an id. An id object with a `toString()` of its own (a MongoDB ObjectId) is its text.
+ */
 export function defaultCaller(request: any): string | number | bigint | undefined {
   const user = request?.user;
   if (typeof user === 'string' || typeof user === 'number' || typeof user === 'bigint') return user;
   if (user === null || typeof user !== 'object') return undefined;
-  return user.id ?? user.sub ?? undefined;
+  const id = user.id ?? user.sub ?? undefined;
+  const ownText = id !== null && typeof id === 'object' && !Array.isArray(id) && typeof id.toString === 'function' && id.toString !== Object.prototype.toString;
+  return ownText ? String(id) : id;
 }
 
 /** Module options with every default applied, merged once at bootstrap. */

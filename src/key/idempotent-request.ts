@@ -67,7 +67,7 @@ export function readIdempotentRequest(
       `the caller id resolved for this request cannot scope a key: it must be at most ${MAX_CALLER_BYTES} bytes of UTF-8, without NUL characters or unpaired surrogates`,
     );
   }
-  if (request.body === undefined && typeof route.fingerprint !== 'function' && hasBody(incoming.headers ?? {})) {
+  if (request.body === undefined && typeof route.fingerprint !== 'function' && hasBody(incoming)) {
     throw new IdempotencyProblem(
       ProblemType.BodyNotParsed,
       'this request has a body no parser had read when its Idempotency-Key was checked, so a retry with another payload could not be told apart: ' +
@@ -100,9 +100,23 @@ function callerIdOf(caller: unknown): string {
   );
 }
 
-/** Whether the request carries body bytes (RFC 9112 §6.3): a chunked body, or a Content-Length over 0. */
-function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
-  if (headers['transfer-encoding'] !== undefined) return true;
+/** What `hasBody` reads of Node's IncomingMessage. */
+interface IncomingBody {
+  headers?: Record<string, string | string[] | undefined>;
+  complete?: boolean;
+  readableLength?: number;
+  readableDidRead?: boolean;
+}
+
+/**
+ * Whether the request carries body bytes (RFC 9112 §6.3): a Content-Length over 0, or a chunked
+ * body, unless the whole message has arrived with no byte in it and nobody read from it.
+ */
+function hasBody(incoming: IncomingBody): boolean {
+  const headers = incoming.headers ?? {};
+  if (headers['transfer-encoding'] !== undefined) {
+    return !(incoming.complete === true && incoming.readableLength === 0 && incoming.readableDidRead === false);
+  }
   const length = headers['content-length'];
   return typeof length === 'string' && length !== '0' && length.trim() !== '' && Number(length) !== 0;
 }

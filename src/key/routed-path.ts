@@ -10,7 +10,7 @@ interface RoutedRequest {
  * in Express 5, whose value is the list of segments; `*` in Fastify, a string), or an Express 5
  * optional group `{…}`. Everything else is literal text.
  */
-const TOKEN = /\{|\}|:([A-Za-z_$][\w$]*)(\??)|\*([A-Za-z_$][\w$]*)?/g;
+const TOKEN = /\{|\}|:([$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)(\??)|\*([$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)?/gu;
 
 /** Template syntax that stays unsupported: patterns, repeats, escapes, quoted names. */
 const UNSUPPORTED = /[()[\]+\\"]|::/;
@@ -37,6 +37,7 @@ export function routedPath(request: RoutedRequest): string | undefined {
   const params = request.params ?? {};
   // Each open group collects its text and whether every parameter in it matched.
   const groups: Array<{ text: string; matched: boolean }> = [{ text: '', matched: true }];
+  const named = new Set<string>();
   let from = 0;
   for (const token of template.matchAll(TOKEN)) {
     const group = groups[groups.length - 1];
@@ -51,13 +52,15 @@ export function routedPath(request: RoutedRequest): string | undefined {
       const closed = groups.pop()!;
       if (closed.matched) groups[groups.length - 1].text += closed.text;
     } else if (token[1] !== undefined) {
-      const value = typeof params[token[1]] === 'string' ? paramValue(params[token[1]] as string, template, token.index, from) : undefined;
+      named.add(token[1]);
+      const value = typeof params[token[1]] === 'string' ? encoded([params[token[1]] as string], template, token.index, from) : undefined;
       if (value !== undefined) group.text += value;
       else if (token[2] === '?') group.text = group.text.replace(/\/$/, '');
       else if (groups.length > 1) group.matched = false;
       else return undefined;
     } else {
-      const value = wildcardValue(params[token[3] ?? '*']);
+      named.add(token[3] ?? '*');
+      const value = wildcardValue(params[token[3] ?? '*'], template, token.index, from);
       if (value !== undefined) group.text += value;
       else if (groups.length > 1) group.matched = false;
       else return undefined;
@@ -65,26 +68,42 @@ export function routedPath(request: RoutedRequest): string | undefined {
   }
   const rest = template.slice(from);
   if (groups.length !== 1 || rest.includes('?')) return undefined;
+  // A parameter the template was not seen to name (syntax not understood here) would leave its
+  // value out of the path, and every value in one scope: the path as sent is used instead.
+  for (const name of Object.keys(params)) if (!named.has(name)) return undefined;
   return groups[0].text + rest;
 }
 
 /**
- * A `:name` parameter's value as it goes back into the path, encoded. When the parameter shares
- * its segment with other text (`/:from-:to`, `/:name.:ext`), the characters that could separate
- * it from its neighbours are encoded too, so that `from` "A", `to` "B-C" and `from` "A-B", `to`
- * "C" stay two paths.
+ * Segments of a parameter's value, each encoded, joined by `/`. When the parameter shares its path
+ * segment with other text (`/:from-:to`, `/:name{.:ext}`, `/*path{.:ext}`), the characters that
+ * could separate it from its neighbours are encoded too, so that `from` "A", `to` "B-C" and `from`
+ * "A-B", `to` "C" stay two paths.
  */
-function paramValue(value: string, template: string, start: number, end: number): string {
-  const encoded = encodeURIComponent(value);
-  const alone = template[start - 1] === '/' && (end === template.length || '/{}'.includes(template[end]));
-  return alone ? encoded : encoded.replace(/[!'()*._~-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+function encoded(segments: readonly string[], template: string, start: number, end: number): string {
+  const alone = startsSegment(template, start) && endsSegment(template, end);
+  return segments
+    .map((segment) => {
+      const value = encodeURIComponent(segment);
+      return alone ? value : value.replace(/[!'()*._~-]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+    })
+    .join('/');
 }
 
-/** A wildcard's value as it goes back into the path: its segments, each encoded. */
-function wildcardValue(value: unknown): string | undefined {
-  if (typeof value === 'string') return value.split('/').map(encodeURIComponent).join('/');
+function startsSegment(template: string, at: number): boolean {
+  return template[at - 1] === '/' || (template[at - 1] === '{' && template[at - 2] === '/');
+}
+
+function endsSegment(template: string, at: number): boolean {
+  if (at === template.length || template[at] === '/' || template.startsWith('{/', at)) return true;
+  return template[at] === '}' && endsSegment(template, at + 1);
+}
+
+/** A wildcard's value as it goes back into the path (a list of segments, or one string). */
+function wildcardValue(value: unknown, template: string, start: number, end: number): string | undefined {
+  if (typeof value === 'string') return encoded(value.split('/'), template, start, end);
   if (Array.isArray(value) && value.length > 0 && value.every((segment) => typeof segment === 'string')) {
-    return value.map(encodeURIComponent).join('/');
+    return encoded(value, template, start, end);
   }
   return undefined;
 }

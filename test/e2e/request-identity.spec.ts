@@ -1,4 +1,5 @@
-import { Body, Controller, HostParam, Inject, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, type CanActivate, Controller, type ExecutionContext, HostParam, Inject, Injectable, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { connect } from 'node:net';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
@@ -62,6 +63,76 @@ class TransfersController {
   }
 }
 
+/** A parameter named in another script. */
+@Controller('accounts')
+@UseGuards(BearerAuthGuard)
+class AccountsController {
+  @Post(':счёт/transfers')
+  @Idempotent()
+  transfer(@Param('счёт') account: string): object {
+    return { account };
+  }
+}
+
+/** An optional group after a parameter, in its segment (Express 5's syntax). */
+@Controller('docs')
+@UseGuards(BearerAuthGuard)
+class DocsController {
+  @Post(':name{.:ext}')
+  @Idempotent()
+  convert(@Param('name') name: string, @Param('ext') ext?: string): object {
+    return { name, ext: ext ?? null };
+  }
+}
+
+/** An id object with a `toString()` of its own, as MongoDB's ObjectId. */
+class ObjectIdLike {
+  constructor(private readonly hex: string) {}
+
+  toString(): string {
+    return this.hex;
+  }
+}
+
+/** Sets `request.user.id` to an ObjectId-like object made from the bearer token. */
+@Injectable()
+class ObjectIdGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest();
+    request.user = { id: new ObjectIdLike(String(request.headers.authorization).slice('Bearer '.length)) };
+    return true;
+  }
+}
+
+@Controller('object-id')
+@UseGuards(ObjectIdGuard)
+class ObjectIdController {
+  @Post()
+  @Idempotent()
+  pay(): object {
+    return { paid: true };
+  }
+}
+
+/** `POST /echo` with an empty chunked body and no Content-Type, over a raw connection: the status and the answer. */
+function postEmptyChunked(url: string, caller: string, key: string): Promise<{ status: number; text: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), text });
+    });
+    socket.write(
+      `POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${caller}\r\nIdempotency-Key: ${key}\r\n` +
+        'Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    );
+  });
+}
+
 /** Answers the body it was given. */
 @Controller('echo')
 @UseGuards(BearerAuthGuard)
@@ -78,7 +149,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   let lab: RunningApp;
 
   beforeAll(async () => {
-    lab = await startLab({}, { controllers: [TenantPaymentsController, OptionalChargesController, StrictChargesController, TransfersController, EchoController] });
+    lab = await startLab({}, { controllers: [TenantPaymentsController, OptionalChargesController, StrictChargesController, TransfersController, AccountsController, EchoController, ObjectIdController] });
   });
   afterAll(() => lab.close());
 
@@ -123,6 +194,35 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     }
   });
 
+  it('an empty chunked body is no body to the module, as Content-Length: 0 is: never a body-not-parsed', async () => {
+    const caller = newCaller();
+    const answer = await postEmptyChunked(lab.url, caller, newKey());
+    expect(answer.text).not.toContain('body-not-parsed');
+    // Fastify itself refuses a chunked request without a Content-Type (415) before any route.
+    expect(answer.status).toBe(platform === 'express' ? 201 : 415);
+    expect(await keyRows(caller)).toHaveLength(platform === 'express' ? 1 : 0);
+  });
+
+  it('the default caller: a user id object with its own toString() (an ObjectId) scopes by its text', async () => {
+    const [alice, bob] = [newCaller(), newCaller()];
+    const key = newKey();
+    const first = await send(`${lab.url}/object-id`, { key, caller: alice, body: {} });
+    const other = await send(`${lab.url}/object-id`, { key, caller: bob, body: {} });
+    expect([first.status, other.status]).toEqual([201, 201]);
+    expect(other.headers['idempotent-replayed']).toBeUndefined();
+    expect((await keyRows(alice)).map((row) => row.key)).toEqual([key]);
+  });
+
+  it('a parameter named in another script is part of the scope: another account is another request', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const a = await send(`${lab.url}/accounts/A-111/transfers`, { key, caller, body: {} });
+    const b = await send(`${lab.url}/accounts/B-222/transfers`, { key, caller, body: {} });
+    expect([a.json, b.json]).toEqual([{ account: 'A-111' }, { account: 'B-222' }]);
+    expect(b.headers['idempotent-replayed']).toBeUndefined();
+    expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /accounts/A-111/transfers', 'POST /accounts/B-222/transfers']);
+  });
+
   it('a body no parser read (text/plain on Express) is refused with 415 body-not-parsed, nothing stored; a parsed one is fingerprinted', async () => {
     const caller = newCaller();
     const key = newKey();
@@ -141,6 +241,25 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     }
     const empty = await send(`${lab.url}/echo`, { key: newKey(), caller, headers: { 'content-type': 'text/plain' } });
     expect(empty.status).toBe(201);
+  });
+});
+
+describe('an optional group after a parameter, in its segment (express)', () => {
+  const { startLab } = appsOn('express');
+
+  it('name "report.tar" with ext "gz", and name "report.tar.gz" with none, are two requests', async () => {
+    const lab = await startLab({}, { controllers: [DocsController] });
+    try {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${lab.url}/docs/report.tar.gz`, { key, caller, body: {} });
+      const second = await send(`${lab.url}/docs/report%2Etar%2Egz`, { key, caller, body: {} });
+      expect([first.json, second.json]).toEqual([{ name: 'report.tar', ext: 'gz' }, { name: 'report.tar.gz', ext: null }]);
+      expect(second.headers['idempotent-replayed']).toBeUndefined();
+      expect(await keyRows(caller)).toHaveLength(2);
+    } finally {
+      await lab.close();
+    }
   });
 });
 

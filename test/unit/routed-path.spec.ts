@@ -14,6 +14,18 @@ describe('routedPath: the scope of a request is its route template with the valu
     expect(express('/transfers/:from-:to', { from: 'A', to: 'B-C' })).toBe('/transfers/A-B%2DC');
     expect(express('/transfers/:from-:to', { from: 'A-B', to: 'C' })).toBe('/transfers/A%2DB-C');
     expect(express('/files/:name.:ext', { name: 'a.b', ext: 'c' })).toBe('/files/a%2Eb.c');
+    expect(express('/docs/:name{.:ext}', { name: 'report.tar', ext: 'gz' })).toBe('/docs/report%2Etar.gz');
+    expect(express('/docs/:name{.:ext}', { name: 'report.tar.gz' })).toBe('/docs/report%2Etar%2Egz');
+    expect(express('/range/:from{-:to}', { from: '1-2', to: '3' })).toBe('/range/1%2D2-3');
+    expect(express('/w/*path{.:ext}', { path: ['a', 'b'], ext: 'c' })).toBe('/w/a/b.c');
+    expect(express('/w/*path{.:ext}', { path: ['a', 'b.c'] })).toBe('/w/a/b%2Ec');
+    expect(express('/orders{/:id}', { id: 'a.b' })).toBe('/orders/a.b');
+  });
+
+  it('names parameters as the routers do, in any script; a parameter it cannot place gives up', () => {
+    expect(express('/accounts/:счёт/transfers', { счёт: 'A-111' })).toBe('/accounts/A-111/transfers');
+    expect(fastify('/accounts/:numéro', { numéro: '7' })).toBe('/accounts/7');
+    expect(express('/accounts/:id', { id: '7', other: 'x' })).toBeUndefined();
   });
 
   it('fills wildcards segment by segment: a list (Express 5) or a string (Fastify)', () => {
