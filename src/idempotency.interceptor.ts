@@ -28,12 +28,16 @@ const HANDLED = Symbol('nestjs-pg-idempotency:handled');
  * - while it subscribes to the handler of a held key (`subscribing`), that is the same chain
  *   passing through it a second time (`@Idempotent()` on the class and on the method): pass on;
  * - when it holds no key (`passThrough`: no key on an optional route), pass on too;
- * - otherwise the handler is being run a second time for one request (an outer interceptor's
- *   `retry()`): refused, since that run would be outside the key's transaction and hold.
+ * - once it has started the handler for a held key (`started`), the handler is being run a second
+ *   time for one request (an outer interceptor's `retry()`): refused, since that run would be
+ *   outside the key's transaction and hold;
+ * - otherwise (the first pass answered a 409, a 503, a replay: the handler never ran) the whole
+ *   pipeline runs again, as for a retry from the client.
  */
 interface Pass {
   passThrough: boolean;
   subscribing: boolean;
+  started: boolean;
 }
 
 /**
@@ -63,8 +67,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const response = context.switchToHttp().getResponse();
     const raw: ServerResponse = response.raw ?? response;
     const handled: Pass | undefined = request[HANDLED];
-    if (handled) {
-      if (handled.passThrough || handled.subscribing) return next.handle();
+    if (handled?.passThrough || handled?.subscribing) return next.handle();
+    if (handled?.started) {
       throw withProblemHeaders(
         raw,
         new IdempotencyProblem(
@@ -73,7 +77,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         ),
       );
     }
-    const pass: Pass = { passThrough: false, subscribing: false };
+    const pass: Pass = { passThrough: false, subscribing: false, started: false };
     request[HANDLED] = pass;
     const route = this.routeSettings(context);
     try {
@@ -86,6 +90,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
       if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route, reservation);
       switch (reservation.kind) {
         case 'held':
+          pass.started = true;
           pass.subscribing = true;
           try {
             return new HeldKeyRun(this.settings, this.events, route, reservation.hold).start(next, raw, idempotent);

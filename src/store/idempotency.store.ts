@@ -15,7 +15,7 @@ import { KeyTransaction } from './key-transaction.js';
 import { type LocalHold, LocalKeys } from './local-keys.js';
 import { releaseBroken, rollbackAndRelease } from './release-query-runner.js';
 import { scopeLockId } from './key-scope.js';
-import { type DestroyableClient, destroyConnection, givenUpAfter } from './time-bound.js';
+import { connectionOf, connectWithin, destroyConnection, givenUpAfter } from './time-bound.js';
 import type { Reservation } from './reservation.js';
 import { HANDLER_SAVEPOINT, INSERT_OUTCOME, KEY_ROW, LOCK_KEY, RESERVE_LEASE, TAKE_OVER } from './store.sql.js';
 
@@ -123,14 +123,17 @@ export class IdempotencyStore implements OnModuleInit, OnApplicationShutdown {
     if (known) return known;
     const token = randomBytes(8).readBigInt64BE(0).toString();
     const params = [...this.reserveParams(request), leaseMs, token];
+    // Bounded as lease mode's other statements are: a reservation that gets no connection, or no
+    // answer over a connection that died without a word, within a third of the lease is given up
+    // (503); a connection it was sent over is destroyed.
+    const bound = Math.max(1, Math.floor(leaseMs / 3));
     const queryRunner = this.dataSource.createQueryRunner('master');
-    // Bounded as lease mode's other statements are: a reservation sent over a connection that
-    // died without a word is given up (503) and its connection destroyed.
+    if (!(await connectWithin(queryRunner, bound))) throw new Error(`reserving the key got no connection within ${bound} ms`);
     let givenUp: Error | undefined;
     const bounded = <T>(work: Promise<T>) =>
-      givenUpAfter('reserving the key', Math.max(1, Math.floor(leaseMs / 3)), work, () => {
+      givenUpAfter('reserving the key', bound, work, () => {
         givenUp = new Error('reserving the key was given up');
-        destroyConnection((queryRunner as unknown as { databaseConnection?: DestroyableClient }).databaseConnection);
+        destroyConnection(connectionOf(queryRunner));
       });
     try {
       const reserved = await bounded(runPrepared(queryRunner, RESERVE_LEASE, params));

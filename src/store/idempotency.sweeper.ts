@@ -8,7 +8,7 @@ import type { IdempotencySettings } from '../idempotency.options.js';
 import { IdempotencyStore } from './idempotency.store.js';
 import { releaseBroken } from './release-query-runner.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from './store.sql.js';
-import { type DestroyableClient, destroyConnection, givenUpAfter } from './time-bound.js';
+import { connectionOf, connectWithin, destroyConnection, givenUpAfter } from './time-bound.js';
 
 /**
  * How long one statement of a sweep may take before it is given up and its connection destroyed
@@ -80,6 +80,9 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   private async run(): Promise<SweepResult> {
     const startedAt = performance.now();
     const queryRunner = this.store.dataSource.createQueryRunner('master');
+    if (!(await connectWithin(queryRunner, SWEEP_STATEMENT_TIMEOUT_MS))) {
+      throw new Error(`a sweep got no connection within ${SWEEP_STATEMENT_TIMEOUT_MS} ms`);
+    }
     this.connection = queryRunner;
     this.abandoned = undefined;
     const query = <T>(sql: string, params: unknown[]): Promise<T> =>
@@ -113,6 +116,6 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   /** Destroys the connection of the sweep in progress: its statement fails, its session lock ends. */
   private destroyConnection(reason: Error): void {
     this.abandoned = reason;
-    destroyConnection((this.connection as unknown as { databaseConnection?: DestroyableClient } | undefined)?.databaseConnection);
+    if (this.connection) destroyConnection(connectionOf(this.connection));
   }
 }

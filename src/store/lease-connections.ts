@@ -30,6 +30,8 @@ interface PooledClient extends PgClient, DestroyableClient {
  */
 export class LeaseConnections {
   private pool?: PgPool;
+  /** The app shut down: no statement is sent any more (a late one would open a pool nothing ends). */
+  private closed = false;
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -60,8 +62,9 @@ export class LeaseConnections {
     });
   }
 
-  /** Closes the pool (the app shuts down); a later statement opens it again. */
+  /** Closes the pool (the app shuts down); a later statement fails. */
   async end(): Promise<void> {
+    this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
     await pool?.end();
@@ -69,6 +72,7 @@ export class LeaseConnections {
 
   private connections(): PgPool {
     if (this.pool) return this.pool;
+    if (this.closed) throw new Error('nestjs-pg-idempotency: the app has shut down; lease-mode statements are no longer sent');
     const main = (this.dataSource.driver as unknown as { master?: PgPool }).master;
     if (!main?.options) throw new Error('nestjs-pg-idempotency: the DataSource must use the PostgreSQL driver (pg)');
     const Pool = main.constructor as new (options: Record<string, unknown>) => PgPool;

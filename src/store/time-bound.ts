@@ -1,3 +1,5 @@
+import type { QueryRunner } from 'typeorm';
+
 /** A `pg` client, as far as destroying its socket goes. */
 export interface DestroyableClient {
   connection?: { stream?: { destroy(): void } };
@@ -29,4 +31,28 @@ export async function givenUpAfter<T>(what: string, timeoutMs: number, work: Pro
 /** Destroys the socket of `client` (a `pg` client): its pending query fails, its pool drops it. */
 export function destroyConnection(client: DestroyableClient | undefined): void {
   client?.connection?.stream?.destroy();
+}
+
+/**
+ * Connects `queryRunner` to its pool, given up after `timeoutMs` (a pool whose connections are all
+ * taken, or a database that does not answer). Resolves `false` when given up: the connection, if
+ * it ever comes, is then released at once, unused, and the caller must leave `queryRunner` alone
+ * (releasing a query runner that is still connecting would keep that connection checked out).
+ */
+export async function connectWithin(queryRunner: QueryRunner, timeoutMs: number): Promise<boolean> {
+  const connecting = queryRunner.connect();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  try {
+    const connected = await Promise.race([connecting.then(() => true as const), late]);
+    if (!connected) void connecting.then(() => queryRunner.release(), () => undefined);
+    return connected;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The `pg` client a TypeORM query runner holds, once connected. */
+export function connectionOf(queryRunner: QueryRunner): DestroyableClient | undefined {
+  return (queryRunner as unknown as { databaseConnection?: DestroyableClient }).databaseConnection;
 }

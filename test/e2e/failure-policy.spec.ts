@@ -1,5 +1,6 @@
-import { type CallHandler, Controller, type ExecutionContext, Injectable, type NestInterceptor, Post, Req, UseGuards } from '@nestjs/common';
-import { type Observable, retry } from 'rxjs';
+import { type CallHandler, Controller, type ExecutionContext, Headers, Injectable, type NestInterceptor, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Observable, retry, throwError, timer } from 'rxjs';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
@@ -30,13 +31,38 @@ class TwiceMarkedController {
   }
 }
 
+/** Retries a 409 once, after 1.2 s: a client's retry, done by the server. */
+@Injectable()
+class RetryConflictOnce implements NestInterceptor {
+  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(
+      retry({ count: 1, delay: (error: { getStatus?: () => number }) => (error.getStatus?.() === 409 ? timer(1_200) : throwError(() => error)) }),
+    );
+  }
+}
+
+const conflictRuns = new Map<string, number>();
+
+@Controller('retried-conflict')
+@UseGuards(BearerAuthGuard)
+@UseInterceptors(RetryConflictOnce)
+class RetriedConflictController {
+  @Post()
+  @Idempotent()
+  async slow(@Headers('idempotency-key') key: string): Promise<object> {
+    conflictRuns.set(key, (conflictRuns.get(key) ?? 0) + 1);
+    await sleep(800);
+    return { ran: true };
+  }
+}
+
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
 
   describe('interceptors around the module', () => {
     let lab: RunningApp;
     beforeAll(async () => {
-      lab = await startLab({}, { controllers: [TwiceMarkedController], configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()) });
+      lab = await startLab({}, { controllers: [TwiceMarkedController, RetriedConflictController], configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()) });
     });
     afterAll(() => lab.close());
 
@@ -51,6 +77,20 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const again = await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
       expect(again.status).toBe(500);
       expect(await paymentCount(caller)).toBe(0);
+    });
+
+    it('an outer retry of a duplicate answered 409 (the handler never ran for it) runs the pipeline again: the replay', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = send(`${lab.url}/retried-conflict`, { key, caller, body: {} });
+      await sleep(150);
+      const duplicate = await send(`${lab.url}/retried-conflict`, { key, caller, body: {} });
+      expect({ first: (await first).status, duplicate: duplicate.status, replayed: duplicate.headers['idempotent-replayed'], runs: conflictRuns.get(key) }).toEqual({
+        first: 201,
+        duplicate: 201,
+        replayed: 'true',
+        runs: 1,
+      });
     });
 
     it('@Idempotent() on the class and on the method runs the handler once, with one key row, and replays', async () => {

@@ -128,6 +128,30 @@ describe('lease renewals over dying connections (express)', () => {
     expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
   });
 
+  it('a reservation that gets no connection within a third of the lease: 503, nothing reserved, the connection it waited for not kept', async () => {
+    const lab = await startLab();
+    let closed = false;
+    try {
+      const busy = Array.from({ length: 20 }, () =>
+        send(`${lab.url}/lab/slow-write`, { key: newKey(), caller: newCaller(), body: {}, headers: { 'x-work-ms': '2500' } }),
+      );
+      await sleep(300);
+      const caller = newCaller();
+      const refused = await Promise.all(Array.from({ length: 5 }, () => send(`${lab.url}/lab/lease-slow-write`, { key: newKey(), caller, body: {}, headers: { 'x-work-ms': '10' } })));
+      expect(refused.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503]);
+      await Promise.all(busy);
+      await sleep(300);
+      expect(await sql('SELECT key FROM idempotency_keys WHERE caller = $1', [caller])).toEqual([]);
+      const later = await Promise.all(Array.from({ length: 20 }, () => send(`${lab.url}/lab/slow-write`, { key: newKey(), caller: newCaller(), body: {}, headers: { 'x-work-ms': '10' } })));
+      expect(later.every((answer) => answer.status === 201)).toBe(true);
+      const closing = lab.close().then(() => (closed = true));
+      await Promise.race([closing, sleep(5_000)]);
+      expect(closed).toBe(true);
+    } finally {
+      if (!closed) proxy.closeDead();
+    }
+  });
+
   it('a brief outage that cuts connections: the failed renewal is retried at the next third; the holder keeps its key', async () => {
     const caller = newCaller();
     const key = newKey();
