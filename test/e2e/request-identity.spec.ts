@@ -1,11 +1,10 @@
 import { Body, type CanActivate, Controller, type ExecutionContext, HostParam, Inject, Injectable, Param, Post, Req, UseGuards } from '@nestjs/common';
-import { connect } from 'node:net';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
-import { newCaller, newKey, send } from '../support/http.js';
+import { newCaller, newKey, send, sendRawRequest } from '../support/http.js';
 
 /** What tells two requests apart besides the key: the host a controller routes by, the
  * controller an inherited handler is reached through, the parameters of one path segment, the
@@ -116,21 +115,11 @@ class ObjectIdController {
 
 /** `POST /echo` with an empty chunked body and no Content-Type, over a raw connection: the status and the answer. */
 function postEmptyChunked(url: string, caller: string, key: string): Promise<{ status: number; text: string }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const text = Buffer.concat(chunks).toString('latin1');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), text });
-    });
-    socket.write(
-      `POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${caller}\r\nIdempotency-Key: ${key}\r\n` +
-        'Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
-    );
-  });
+  return sendRawRequest(
+    url,
+    `POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${caller}\r\nIdempotency-Key: ${key}\r\n` +
+      'Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+  );
 }
 
 /** Answers the body it was given. */

@@ -57,7 +57,14 @@ export function send(url: string, { method = 'POST', key, caller = 'alice', body
  * `body` as raw bytes over a new connection, so bytes a client library would refuse to send
  * (control characters in a header) reach the server. Resolves with the response's status code.
  */
-export function sendRawBytes(url: string, head: string, body = ''): Promise<number> {
+export async function sendRawBytes(url: string, head: string, body = ''): Promise<number> {
+  const { status } = await sendRawRequest(url, `${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  if (Number.isNaN(status)) throw new Error('the server closed the connection without a response');
+  return status;
+}
+
+/** Writes `request` (a whole HTTP/1.1 message, latin1) over a new connection: the answer's status and text. */
+export function sendRawRequest(url: string, request: string): Promise<{ status: number; text: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -65,11 +72,10 @@ export function sendRawBytes(url: string, head: string, body = ''): Promise<numb
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', reject);
     socket.on('close', () => {
-      const statusLine = /^HTTP\/1\.1 (\d{3})/.exec(Buffer.concat(chunks).toString('latin1'));
-      if (statusLine) resolve(Number(statusLine[1]));
-      else reject(new Error('the server closed the connection without a response'));
+      const text = Buffer.concat(chunks).toString('latin1');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]), text });
     });
-    socket.write(Buffer.from(`${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 'latin1'));
+    socket.write(Buffer.from(request, 'latin1'));
   });
 }
 
