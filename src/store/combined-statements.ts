@@ -1,4 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
+import { connectionOf } from './time-bound.js';
 
 /**
  * A statement the store runs on every request, prepared once per connection (SQL `PREPARE`) so
@@ -147,7 +148,7 @@ const statementClients = new WeakMap<PgClient, StatementClient>();
 
 /** The statement client of the query runner's connection, when it holds one already. */
 function connectedClient(queryRunner: QueryRunner): StatementClient | undefined {
-  const connection = (queryRunner as unknown as { databaseConnection?: PgClient }).databaseConnection;
+  const connection = connectionOf<PgClient>(queryRunner);
   return connection ? statementClient(connection) : undefined;
 }
 

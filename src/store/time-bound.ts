@@ -52,7 +52,7 @@ export async function connectWithin(queryRunner: QueryRunner, timeoutMs: number)
   }
 }
 
-/** The `pg` client a TypeORM query runner holds, once connected. */
-export function connectionOf(queryRunner: QueryRunner): DestroyableClient | undefined {
-  return (queryRunner as unknown as { databaseConnection?: DestroyableClient }).databaseConnection;
+/** The `pg` client a TypeORM query runner holds, once connected (TypeORM's `databaseConnection`). */
+export function connectionOf<Client = DestroyableClient>(queryRunner: QueryRunner): Client | undefined {
+  return (queryRunner as unknown as { databaseConnection?: Client }).databaseConnection;
 }
