@@ -15,6 +15,7 @@ export enum ProblemType {
   ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
   HandlerFailedAfterAnswer = 'urn:nestjs-pg-idempotency:handler-failed-after-answer',
   HandlerRunTwice = 'urn:nestjs-pg-idempotency:handler-run-twice',
+  OutcomeNotRecorded = 'urn:nestjs-pg-idempotency:outcome-not-recorded',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -31,6 +32,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
   [ProblemType.HandlerFailedAfterAnswer]: { status: 500, title: 'Handler failed after sending its answer' },
   [ProblemType.HandlerRunTwice]: { status: 500, title: 'Handler started twice for one request' },
+  [ProblemType.OutcomeNotRecorded]: { status: 500, title: 'Outcome could not be recorded' },
 };
 
 /** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */

@@ -13,7 +13,7 @@ import { type CapturedResponse, captureResponse, type ResponseReplacement } from
 import { multipleValuesProblem } from '../response/single-value.js';
 import { tooLargeProblem } from '../response/size-limit.js';
 import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
-import { isDatabaseUnavailable } from '../store/database-errors.js';
+import { isDatabaseUnavailable, isRefusedByDatabase } from '../store/database-errors.js';
 import type { KeyHold } from '../store/key-hold.js';
 import { executionContext, type IdempotentExecution } from '../transaction/transaction-context.js';
 
@@ -87,7 +87,15 @@ export class HeldKeyRun {
       outcome.error(error);
       markSettled();
     };
-    this.execution = { scope: request.scope, manager: this.hold.manager };
+    const { hold } = this;
+    // Code the handler left running (a timer, a deferred job) outlives the key's transaction: once
+    // the hold ended it finds no transaction here, and `IdempotencyTransaction` the DataSource's.
+    this.execution = {
+      scope: request.scope,
+      get manager() {
+        return hold.isOpen ? hold.manager : undefined;
+      },
+    };
     subscription = executionContext
       .run(this.execution, () => next.handle())
       .subscribe({
@@ -134,24 +142,28 @@ export class HeldKeyRun {
       const warning = setTimeout(() => this.warnHeldAnswer(), SELF_SENT_WARNING_MS).unref();
       return this.settled.then(() => {
         clearTimeout(warning);
-        return this.conclude(captured, true);
+        return this.conclude(captured, 'self-sent');
       });
     }
     void this.settled
-      .then(() => this.conclude(captured))
+      .then(() => this.conclude(captured, 'early'))
       .catch((error: Error) => this.logFailure('ending a key after an early answer', error));
   }
 
   /**
-   * What `finish()` does once the handler has settled: record, or release. `sentByHandler`: the
+   * What `finish()` does once the handler has settled: record, or release. `self-sent`: the
    * handler sent this answer itself before it settled; if it then failed, the answer is withdrawn
-   * (it may claim writes that were rolled back) and a 500 problem sent in its place.
+   * (it may claim writes that were rolled back) and a 500 problem sent in its place. `early`:
+   * someone else answered before the handler settled (an outer interceptor's fallback), and that
+   * answer is gone already; if the handler then failed, its writes roll back and the key is
+   * released, since an answer recorded over them would claim what never happened.
    */
-  private async conclude(captured: CapturedResponse, sentByHandler = false): Promise<ResponseReplacement | void> {
+  private async conclude(captured: CapturedResponse, answered?: 'self-sent' | 'early'): Promise<ResponseReplacement | void> {
     const { hold, route, settings } = this;
     if (!hold.isOpen) return;
     try {
-      if (sentByHandler && this.handlerFailed) {
+      if (answered === 'early' && this.handlerFailed) return await this.release('failed', captured.status);
+      if (answered === 'self-sent' && this.handlerFailed) {
         await this.release('not-stored', 500);
         const failed = new IdempotencyProblem(
           ProblemType.HandlerFailedAfterAnswer,
@@ -159,7 +171,11 @@ export class HeldKeyRun {
         );
         return problemReplacement(failed.problem, settings.replayHeaders);
       }
-      if (!route.storeResponse(captured.status)) return await this.release('not-stored', captured.status);
+      // A success the route does not store keeps its writes (the client was told they happened);
+      // a failure's roll back. Either way the key is free: a retry runs the request again.
+      if (!route.storeResponse(captured.status)) {
+        return await this.release('not-stored', captured.status, captured.status < 400 && !this.handlerFailed);
+      }
       const tooLarge = tooLargeProblem(captured, route.maxResponseBytes);
       if (tooLarge) {
         await this.release('failed', captured.status);
@@ -187,7 +203,11 @@ export class HeldKeyRun {
         route.mode === 'lease'
           ? "the outcome could not be recorded; the handler's work was done, and a retry may run it again"
           : 'the outcome could not be recorded, so nothing was kept';
-      const problem = storeUnavailable(detail, route.retryAfterSeconds);
+      // The database refusing the transaction itself (a constraint checked at COMMIT, a
+      // transaction the handler's own failed statement aborted) fails the same way on a retry.
+      const problem = isRefusedByDatabase(error)
+        ? new IdempotencyProblem(ProblemType.OutcomeNotRecorded, `${detail}: the database refused the transaction`)
+        : storeUnavailable(detail, route.retryAfterSeconds);
       return problemReplacement(problem.problem, settings.replayHeaders, problem.headers);
     }
   }
@@ -204,9 +224,9 @@ export class HeldKeyRun {
     if (!this.ended) await this.release('abandoned');
   }
 
-  private async release(reason: Released, status?: number): Promise<void> {
+  private async release(reason: Released, status?: number, keepWrites = false): Promise<void> {
     if (!this.hold.isOpen) return;
-    await this.hold.release();
+    await this.hold.release(keepWrites);
     this.emitReleased(reason, status);
   }
 

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { connectionOf } from './time-bound.js';
 
@@ -74,9 +75,16 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
   if (pending) await pending;
   const results = await client.query(sql);
   setTransactionState(queryRunner, false, 0);
+  // Committed: a subscriber failing now cannot undo that, so it must not turn the recorded
+  // outcome into a failure (the client would be told nothing was kept).
   pending = broadcast(queryRunner, first ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
-  if (pending) await pending;
+  if (pending) await pending.catch(afterCommitFailed);
   return results[results.length - 2].rowCount ?? 0;
+}
+
+/** Logs a subscriber's failure after the key's transaction committed (its outcome stands). */
+export function afterCommitFailed(error: unknown): void {
+  logger.error(`a TypeORM subscriber failed after the key's transaction committed (the outcome stands): ${(error as Error)?.message ?? String(error)}`);
 }
 
 /**
@@ -115,6 +123,8 @@ export interface PgClient {
   query(sql: string): Promise<PgResult[] | PgResult>;
   escapeLiteral(value: string): string;
 }
+
+const logger = new Logger('Idempotency');
 
 /** The statements already prepared on each connection. */
 const prepared = new WeakMap<PgClient, Set<string>>();

@@ -4,6 +4,19 @@ const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIME
 const UNAVAILABLE_MESSAGE =
   /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed/i;
 
+/** A serialization failure or a deadlock: the transaction lost a race, and a retry may not. */
+const CONFLICT_CODE = /^(40001|40P01)$/;
+
+/**
+ * Whether PostgreSQL refused the statement for what it is (a constraint checked at COMMIT, a
+ * transaction already aborted by a failed statement): an SQLSTATE a retry meets again, unlike
+ * unavailability or a lost race. Anything else (a timeout, a dropped connection) is not.
+ */
+export function isRefusedByDatabase(error: unknown): boolean {
+  const code = ((error as { driverError?: { code?: unknown } })?.driverError ?? (error as { code?: unknown }))?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !CONFLICT_CODE.test(code) && !isDatabaseUnavailable(error);
+}
+
 /**
  * Whether `error` (a TypeORM `QueryFailedError`, a `pg` error or a pool error) says the database
  * is unreachable, overloaded or timed out: connection exceptions (08), insufficient resources

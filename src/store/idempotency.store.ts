@@ -200,9 +200,9 @@ export class IdempotencyStore implements OnModuleInit, OnApplicationShutdown {
           held.end();
         }
       },
-      async release() {
+      async release(keepWrites) {
         try {
-          await hold.release();
+          await hold.release(keepWrites);
         } finally {
           held.end();
         }

@@ -15,8 +15,11 @@ export interface KeyHold {
    * recorded, but its business writes are not kept).
    */
   complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion>;
-  /** Frees the key without recording anything, undoing what can be undone. */
-  release(): Promise<void>;
+  /**
+   * Frees the key without recording anything, undoing what can be undone; with `keepWrites`
+   * (a success the route does not store), the handler's writes commit without the key's row.
+   */
+  release(keepWrites?: boolean): Promise<void>;
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
-import { commitWith } from './combined-statements.js';
+import { afterCommitFailed, commitWith } from './combined-statements.js';
+import { guardKeyTransaction } from './key-transaction-guard.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { INSERT_OUTCOME, ROLLBACK_HANDLER } from './store.sql.js';
 
@@ -10,15 +11,19 @@ import { INSERT_OUTCOME, ROLLBACK_HANDLER } from './store.sql.js';
  * handler's business writes go through `manager`; `complete()` inserts the key row with the
  * outcome and commits both together (for a handler that threw, after rolling its writes back to
  * the savepoint set before it ran, in the same message), `release()` rolls both back and frees
- * the key. Either returns the connection.
+ * the key. Either returns the connection. Until then the app cannot end the transaction or
+ * return its connection (`guardKeyTransaction`).
  */
 export class KeyTransaction implements KeyHold {
   private ended = false;
+  private readonly unguard: () => void;
 
   constructor(
     private readonly queryRunner: QueryRunner,
     private readonly request: KeyRequest,
-  ) {}
+  ) {
+    this.unguard = guardKeyTransaction(queryRunner);
+  }
 
   get manager(): EntityManager {
     return this.queryRunner.manager;
@@ -31,6 +36,7 @@ export class KeyTransaction implements KeyHold {
   async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
     if (this.ended) return 'skipped';
     this.ended = true;
+    this.unguard();
     try {
       const { scope: { key, caller, endpoint }, fingerprint, ttlMs } = this.request;
       // A thrown deterministic error: its writes are undone, its answer is kept.
@@ -48,9 +54,23 @@ export class KeyTransaction implements KeyHold {
     return 'recorded';
   }
 
-  async release(): Promise<void> {
+  async release(keepWrites = false): Promise<void> {
     if (this.ended) return;
     this.ended = true;
+    this.unguard();
+    if (keepWrites) {
+      try {
+        await this.queryRunner.commitTransaction();
+      } catch (error) {
+        // TypeORM marks the transaction ended once COMMIT went through, before its subscribers hear of it.
+        if (!this.queryRunner.isTransactionActive) afterCommitFailed(error);
+        else {
+          await rollbackAndRelease(this.queryRunner);
+          throw error;
+        }
+      }
+      return this.queryRunner.release();
+    }
     await rollbackAndRelease(this.queryRunner);
   }
 }

@@ -1,0 +1,230 @@
+import { Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { of, timeout } from 'rxjs';
+import { DataSource, type EntityManager, type EntitySubscriberInterface } from 'typeorm';
+import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
+import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { keyRows, paymentCount } from '../support/database.js';
+import { newCaller, newKey, send } from '../support/http.js';
+
+// What a handler may and may not do with the key's transaction, and what happens to its writes
+// when its answer is not recorded.
+
+const pay = (manager: EntityManager, request: AuthenticatedRequest) =>
+  manager.save(manager.create(Payment, { caller: request.user.id, amount: 1, currency: 'EUR' }));
+
+const jobResults: string[] = [];
+let jobTimer: NodeJS.Timeout | undefined;
+
+@Controller('handler-tx')
+@UseGuards(BearerAuthGuard)
+class HandlerTransactionController {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post('own-commit')
+  @Idempotent()
+  async ownCommit(@IdempotencyManager() manager: EntityManager, @Req() request: AuthenticatedRequest): Promise<object> {
+    await pay(manager, request);
+    await manager.queryRunner!.commitTransaction();
+    await sleep(500);
+    return { ok: true };
+  }
+
+  @Post('own-release')
+  @Idempotent()
+  async ownRelease(@IdempotencyManager() manager: EntityManager, @Req() request: AuthenticatedRequest): Promise<object> {
+    try {
+      await pay(manager, request);
+    } finally {
+      await manager.queryRunner!.release();
+    }
+    return { ok: true };
+  }
+
+  @Post('nested')
+  @Idempotent()
+  async nested(@Req() request: AuthenticatedRequest): Promise<object> {
+    await this.tx.manager.transaction((inner) => pay(inner, request));
+    await this.tx.manager.transaction(async (inner) => {
+      await pay(inner, request);
+      throw new Error('the inner unit of work fails');
+    }).catch(() => undefined);
+    return { ok: true };
+  }
+
+  @Post('serializable')
+  @Idempotent()
+  serializable(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return this.tx.manager.transaction('SERIALIZABLE', (inner) => pay(inner, request));
+  }
+
+  @Post('accepted')
+  @Idempotent({ storeResponse: (status) => status !== 202 && status < 500 })
+  @HttpCode(202)
+  accepted(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return pay(this.tx.manager, request);
+  }
+
+  @Post('plain')
+  @Idempotent()
+  plain(@Req() request: AuthenticatedRequest): Promise<Payment> {
+    return pay(this.tx.manager, request);
+  }
+
+  @Post('deferred-violation')
+  @Idempotent()
+  async deferredViolation(@Req() request: AuthenticatedRequest): Promise<object> {
+    await pay(this.tx.manager, request);
+    await this.tx.manager.query('CREATE TEMP TABLE handler_tx_seats (seat int UNIQUE DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP');
+    await this.tx.manager.query('INSERT INTO handler_tx_seats VALUES (1), (1)');
+    return { booked: true };
+  }
+
+  @Post('slow-then-fail')
+  @Idempotent()
+  async slowThenFail(@Req() request: AuthenticatedRequest): Promise<never> {
+    await pay(this.tx.manager, request);
+    await sleep(500);
+    throw new Error('the card network failed after the write');
+  }
+
+  @Post('start-job')
+  @Idempotent()
+  startJob(): object {
+    jobTimer ??= setInterval(() => {
+      jobResults.push(this.tx.isActive ? 'inside a transaction' : 'outside');
+      this.tx.manager.query('SELECT 1').then(
+        () => jobResults.push('ok'),
+        (error: Error) => jobResults.push(error.name),
+      );
+    }, 50);
+    return { ok: true };
+  }
+}
+
+/** An outer interceptor that answers on its own after 200 ms, and lets the handler go on. */
+const earlyFallback = {
+  intercept: (_context: unknown, next: { handle(): import('rxjs').Observable<unknown> }) =>
+    next.handle().pipe(timeout({ first: 200, with: () => of({ accepted: true }) })),
+};
+
+describe.each(HTTP_PLATFORMS)('the handler and the key transaction, on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+  let lab: RunningApp;
+  let other: RunningApp;
+  beforeAll(async () => {
+    lab = await startLab({}, { controllers: [HandlerTransactionController] });
+    other = await startLab({}, { controllers: [HandlerTransactionController] });
+  });
+  afterAll(async () => {
+    clearInterval(jobTimer);
+    jobTimer = undefined;
+    await lab.close();
+    await other.close();
+  });
+
+  it('a handler committing the key transaction itself is refused: nothing commits, the key stays free', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const first = await send(`${lab.url}/handler-tx/own-commit`, { key, caller });
+    expect(first.status).toBe(500);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+    // Another instance sees the key free, not held by a transaction the handler let go of.
+    expect((await send(`${other.url}/handler-tx/plain`, { key: newKey(), caller })).status).toBe(201);
+  });
+
+  it('a handler releasing the key transaction is refused: its write rolls back, no 201 is recorded for it', async () => {
+    const caller = newCaller();
+    const first = await send(`${lab.url}/handler-tx/own-release`, { key: newKey(), caller });
+    expect(first.status).toBe(500);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+    // The connection went back to the pool clean: the next request commits as usual.
+    const next = await send(`${lab.url}/handler-tx/plain`, { key: newKey(), caller });
+    expect(next.status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('nested manager.transaction() calls still commit and roll back their own savepoints', async () => {
+    const caller = newCaller();
+    expect((await send(`${lab.url}/handler-tx/nested`, { key: newKey(), caller })).status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a nested transaction asking for SERIALIZABLE is refused instead of running at READ COMMITTED', async () => {
+    const caller = newCaller();
+    const answer = await send(`${lab.url}/handler-tx/serializable`, { key: newKey(), caller });
+    expect(answer.status).toBe(500);
+    expect(await paymentCount(caller)).toBe(0);
+  });
+
+  it('a success the route does not store keeps its writes, and frees the key', async () => {
+    const caller = newCaller();
+    const answer = await send(`${lab.url}/handler-tx/accepted`, { key: newKey(), caller });
+    expect(answer.status).toBe(202);
+    expect(typeof answer.json.id).toBe('string');
+    expect(await paymentCount(caller)).toBe(1);
+    expect(await keyRows(caller)).toEqual([]);
+  });
+
+  it('a TypeORM subscriber failing after the commit leaves the recorded outcome standing', async () => {
+    const dataSource = lab.app.get(DataSource);
+    const failing: EntitySubscriberInterface = {
+      afterTransactionCommit: () => {
+        throw new Error('event bus down');
+      },
+    };
+    dataSource.subscribers.push(failing);
+    try {
+      const [caller, key] = [newCaller(), newKey()];
+      const first = await send(`${lab.url}/handler-tx/plain`, { key, caller });
+      expect(first.status).toBe(201);
+      expect(await paymentCount(caller)).toBe(1);
+      expect((await keyRows(caller)).map((row) => row.status)).toEqual([201]);
+    } finally {
+      dataSource.subscribers.splice(dataSource.subscribers.indexOf(failing), 1);
+    }
+  });
+
+  it('a constraint checked at COMMIT is a 500 outcome-not-recorded, not a 503 to retry', async () => {
+    const caller = newCaller();
+    const answer = await send(`${lab.url}/handler-tx/deferred-violation`, { key: newKey(), caller });
+    expect(answer.status).toBe(500);
+    expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:outcome-not-recorded');
+    expect(answer.headers['retry-after']).toBeUndefined();
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+  });
+
+  it('code the handler left running finds no transaction once the request is over', async () => {
+    jobResults.length = 0;
+    expect((await send(`${lab.url}/handler-tx/start-job`, { key: newKey() })).status).toBe(201);
+    await sleep(300);
+    clearInterval(jobTimer);
+    jobTimer = undefined;
+    await sleep(100);
+    expect(jobResults.length).toBeGreaterThan(0);
+    expect(new Set(jobResults)).toEqual(new Set(['outside', 'ok']));
+  });
+});
+
+describe.each(HTTP_PLATFORMS)('an answer sent early by an outer interceptor, on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+  let lab: RunningApp;
+  beforeAll(async () => {
+    lab = await startLab({}, { controllers: [HandlerTransactionController], configure: (app) => app.useGlobalInterceptors(earlyFallback) });
+  });
+  afterAll(() => lab.close());
+
+  it('then the handler fails: its writes roll back and the key is released, the early answer is not recorded', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const first = await send(`${lab.url}/handler-tx/slow-then-fail`, { key, caller, body: {} });
+    expect(first.status).toBe(201);
+    expect(first.json).toEqual({ accepted: true });
+    await sleep(700);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+  });
+});
