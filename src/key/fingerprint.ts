@@ -73,7 +73,29 @@ export function fingerprintRequest(request: FingerprintRequest, option?: Fingerp
  */
 function canonicalQuery(query: string): string[][] {
   if (query === '') return [];
-  return [...new URLSearchParams(query)].sort(([a], [b]) => cmp(a, b));
+  const pairs: string[][] = [];
+  for (const pair of query.split('&')) {
+    if (pair === '') continue;
+    const at = pair.indexOf('=');
+    pairs.push(at < 0 ? [queryPart(pair), ''] : [queryPart(pair.slice(0, at)), queryPart(pair.slice(at + 1))]);
+  }
+  return pairs.sort(([a], [b]) => cmp(a, b));
+}
+
+/**
+ * A name or value of the query string, decoded as `URLSearchParams` does for well-formed text;
+ * one with an invalid escape (`%E9`, not UTF-8) is kept as sent, as Fastify's and qs's parsers
+ * hand it to the handler: decoding it to U+FFFD would give `?payee=Ren%E9` and `?payee=Ren%EA`
+ * one fingerprint.
+ */
+function queryPart(text: string): string {
+  const spaced = text.includes('+') ? text.replace(/\+/g, ' ') : text;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced);
+  } catch {
+    return spaced;
+  }
 }
 
 function cmp(a: string, b: string): number {

@@ -24,7 +24,9 @@ export function parseIdempotencyKey(
   }
   if (values.length === 0) return undefined;
   if (values.length > 1) throw malformed('several Idempotency-Key headers were sent; send one');
-  const value = values[0].trim();
+  // Only the header's own whitespace (space, tab) around it: trim() would also take a 0xA0 byte
+  // (read as U+00A0), which is not whitespace in HTTP and not part of any valid key.
+  const value = values[0].replace(/^[ \t]+|[ \t]+$/g, '');
   const key = value.startsWith('"') ? unquote(value) : value;
   if (key.length === 0) throw malformed('the Idempotency-Key header is empty');
   if (key.length > MAX_KEY_LENGTH) {
@@ -33,6 +35,9 @@ export function parseIdempotencyKey(
   if (!value.startsWith('"') && !/^[\x21-\x7e]+$/.test(key)) {
     throw malformed('the Idempotency-Key must be a single token or an RFC 8941 quoted string');
   }
+  // A list (`a,b`: two header lines a proxy joined) is several keys, not one; a key holding a
+  // comma can be sent quoted.
+  if (!value.startsWith('"') && key.includes(',')) throw malformed('several Idempotency-Key values were sent; send one');
   if (!keyFormatPredicate(format)(key)) {
     throw malformed('the Idempotency-Key does not have the accepted format (a UUID or a ULID)');
   }

@@ -51,7 +51,9 @@ export function readIdempotentRequest(
   const method = String(request.method).toUpperCase();
   const host = route.scopedByHost ? String(request.hostname ?? '').toLowerCase() : '';
   const endpoint = `${method} ${host}${routedPath(request) ?? sentPath}`;
-  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || endpoint.length > MAX_ENDPOINT_LENGTH) {
+  // In UTF-8 bytes, as PostgreSQL stores it: a Host of bytes 0x80–0xFF (one character each here)
+  // takes two, and the key's index entry has a size limit.
+  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || Buffer.byteLength(endpoint) > MAX_ENDPOINT_LENGTH) {
     throw new IdempotencyProblem(ProblemType.EndpointTooLong, `idempotent request paths are limited to ${MAX_ENDPOINT_LENGTH} characters`);
   }
   const callerId = callerIdOf(settings.caller(request, context));

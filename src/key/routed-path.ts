@@ -1,6 +1,8 @@
 /** What `routedPath` reads of a platform's request: Express's matched route, Fastify's route options. */
 interface RoutedRequest {
   route?: { path?: unknown };
+  /** Express: the path an outer app mounted this one at (`outer.use('/v1', app)`), as sent. */
+  baseUrl?: unknown;
   routeOptions?: { url?: unknown };
   params?: Record<string, unknown>;
 }
@@ -27,6 +29,10 @@ const UNSUPPORTED = /[()[\]+\\"]|::/;
  *   Fastify as one string, already decoded);
  * - an optional parameter (`:name?`) or group (`{/:name}`) that did not match is left out, with
  *   the `/` before an optional parameter.
+ *
+ * On Express the template is relative to where an outer app mounted the app (`outer.use('/v1',
+ * app)`): that mount path, as sent, comes first, so apps mounted at `/v1` and `/v2` (or at
+ * `/tenants/:tenant`) keep their scopes apart. Fastify's route URL includes its prefixes already.
  *
  * `undefined` when the template uses other syntax (patterns such as `:id(\\d+)`), or a parameter
  * the template requires is missing: the path as sent is used instead.
@@ -71,7 +77,8 @@ export function routedPath(request: RoutedRequest): string | undefined {
   // A parameter the template was not seen to name (syntax not understood here) would leave its
   // value out of the path, and every value in one scope: the path as sent is used instead.
   for (const name of Object.keys(params)) if (!named.has(name)) return undefined;
-  return groups[0].text + rest;
+  const mount = request.routeOptions?.url === undefined && typeof request.baseUrl === 'string' ? request.baseUrl : '';
+  return mount + groups[0].text + rest;
 }
 
 /**
