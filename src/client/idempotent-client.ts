@@ -17,6 +17,11 @@ export interface IdempotentClientOptions {
   generateKey?: () => string;
   /** The `fetch` to use. Default: `globalThis.fetch`. */
   fetch?: typeof fetch;
+  /**
+   * How long one attempt may take before it is given up and retried with the same key (a
+   * network error, as far as retries go). Default: none (an attempt waits as long as `fetch`).
+   */
+  attemptTimeoutMs?: number;
   /** Random numbers in [0, 1) for the jitter. Default: `Math.random`. */
   random?: () => number;
   /** Called before each retry (for logs and metrics). */
@@ -70,6 +75,7 @@ export class IdempotentClient {
   private readonly generateKey: () => string;
   private readonly fetchImpl: typeof fetch;
   private readonly random: () => number;
+  private readonly attemptTimeoutMs?: number;
   private readonly onRetry?: (retry: RetryInfo) => void;
 
   constructor(options: IdempotentClientOptions = {}) {
@@ -77,16 +83,20 @@ export class IdempotentClient {
     this.baseDelayMs = atLeast(options.baseDelayMs ?? 100, 0, 'baseDelayMs');
     this.maxDelayMs = atLeast(options.maxDelayMs ?? 10_000, 0, 'maxDelayMs');
     this.generateKey = options.generateKey ?? uuidv7;
-    this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    // Called as a plain function, never as a method of this client: a browser's `window.fetch`
+    // throws "Illegal invocation" when called on another object.
+    const given = options.fetch;
+    this.fetchImpl = given ? (input, init) => given(input, init) : (input, init) => globalThis.fetch(input, init);
     this.random = options.random ?? Math.random;
+    if (options.attemptTimeoutMs !== undefined) this.attemptTimeoutMs = atLeast(options.attemptTimeoutMs, 1, 'attemptTimeoutMs');
     this.onRetry = options.onRetry;
   }
 
   /**
    * Sends the request until it gets a final answer or runs out of attempts. Resolves with the
    * last answer (even a 5xx once attempts are spent); rejects with an
-   * {@link IdempotentRequestError} when no attempt got an answer, or with the abort error when
-   * `init.signal` aborts.
+   * {@link IdempotentRequestError} carrying the key when no attempt got an answer, or when
+   * `init.signal` aborts (`aborted: true`): an attempt may have run on the server either way.
    */
   async fetch(input: string | URL, init: IdempotentRequestInit = {}): Promise<IdempotentResult> {
     const { idempotencyKey, ...requestInit } = init;
@@ -100,9 +110,9 @@ export class IdempotentClient {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetchImpl(input, { ...requestInit, headers });
+        response = await this.fetchImpl(input, { ...requestInit, headers, signal: this.attemptSignal(signal) });
       } catch (error) {
-        if (signal?.aborted) throw error;
+        if (signal?.aborted) throw new IdempotentRequestError(key, attempt, signal.reason, true);
         if (attempt >= this.maxAttempts) throw new IdempotentRequestError(key, attempt, error);
         await this.pause({ key, attempt, reason: error, delayMs: this.backoff(attempt) }, signal);
         continue;
@@ -130,9 +140,21 @@ export class IdempotentClient {
     return backoffDelayMs(attempt, this.baseDelayMs, this.maxDelayMs, this.random);
   }
 
+  /** The signal of one attempt: the operation's, and the attempt's own timeout when set. */
+  private attemptSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+    if (this.attemptTimeoutMs === undefined) return signal;
+    const timeout = AbortSignal.timeout(this.attemptTimeoutMs);
+    return signal ? AbortSignal.any([signal, timeout]) : timeout;
+  }
+
+  /** Waits before a retry; an abort meanwhile ends the operation with its key. */
   private async pause(retry: RetryInfo, signal?: AbortSignal): Promise<void> {
     this.onRetry?.(retry);
-    await sleep(retry.delayMs, signal);
+    try {
+      await sleep(retry.delayMs, signal);
+    } catch (reason) {
+      throw new IdempotentRequestError(retry.key, retry.attempt, reason, true);
+    }
   }
 }
 

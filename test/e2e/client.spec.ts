@@ -27,6 +27,37 @@ async function closedPort(): Promise<number> {
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
 
+  describe('attempts that time out after reaching the server', () => {
+    let demo: RunningApp;
+    beforeAll(async () => (demo = await startDemo({ latencyMs: 600 })));
+    afterAll(() => demo.close());
+
+    it('an operation aborted by its signal rejects with its key; retrying with that key pays once', async () => {
+      const caller = newCaller();
+      const client = new IdempotentClient();
+      const failure = await client.fetch(`${demo.url}/payments`, { ...payment(caller), signal: AbortSignal.timeout(200) }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(IdempotentRequestError);
+      const { key, aborted } = failure as IdempotentRequestError;
+      expect(aborted).toBe(true);
+      const again = await new IdempotentClient({ baseDelayMs: 10, maxDelayMs: 5_000 }).fetch(`${demo.url}/payments`, { ...payment(caller), idempotencyKey: key });
+      expect(again.response.status).toBe(201);
+      expect(await paymentCount(caller)).toBe(1);
+      expect((await keyRows(caller)).map((row) => row.key)).toEqual([key]);
+    });
+
+    it('attemptTimeoutMs gives up a slow attempt and retries it with the same key: one payment, the stored answer', async () => {
+      const caller = newCaller();
+      const retries: RetryInfo[] = [];
+      const client = new IdempotentClient({ attemptTimeoutMs: 200, baseDelayMs: 10, maxDelayMs: 5_000, maxAttempts: 8, onRetry: (retry) => retries.push(retry) });
+      const result = await client.fetch(`${demo.url}/payments`, payment(caller));
+      expect(result.response.status).toBe(201);
+      expect(result.replayed).toBe(true);
+      expect(retries[0].reason).toMatchObject({ name: 'TimeoutError' });
+      expect(new Set(retries.map((retry) => retry.key))).toEqual(new Set([result.key]));
+      expect(await paymentCount(caller)).toBe(1);
+    });
+  });
+
   describe('nestjs-pg-idempotency/client against the demo API', () => {
     let demo: RunningApp;
     beforeAll(async () => (demo = await startDemo({ latencyMs: 0 })));
@@ -175,7 +206,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       controller.abort();
       const failure = await pending;
-      expect((failure as Error).name).toBe('AbortError');
+      expect(failure).toBeInstanceOf(IdempotentRequestError);
+      expect(failure).toMatchObject({ aborted: true, attempts: 1, key: retries[0].key });
+      expect(((failure as IdempotentRequestError).cause as Error).name).toBe('AbortError');
       expect(retries).toHaveLength(1);
       expect(Date.now() - started).toBeLessThan(5_000);
     });
