@@ -52,7 +52,10 @@ export class LocalKeys {
     const id = scopeText(scope);
     const held = this.inFlight.get(id);
     if (held && held.heldUntil > now) {
-      if (!held.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
+      // Another payload meets a lease's row (422, as PostgreSQL would answer); a transaction's row
+      // does not exist yet, and may never (a failed handler frees the key): 409, as on any other
+      // instance, never a 422 that tells the client the key is spent.
+      if (held.heldUntil !== Infinity && !held.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
       const left = held.heldUntil === Infinity ? undefined : Math.max(1, Math.ceil((held.heldUntil - now) / 1000));
       return { kind: 'in-progress', retryAfterSeconds: left };
     }

@@ -1,5 +1,8 @@
+import { Body, Controller, InternalServerErrorException, Post, UseGuards } from '@nestjs/common';
 import { keyRows, paymentCount } from '../support/database.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Idempotent } from '../../src/index.js';
+import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
@@ -140,5 +143,43 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         await lab.close();
       }
     });
+  });
+});
+
+@Controller('in-flight')
+@UseGuards(BearerAuthGuard)
+class InFlightController {
+  /** 600 ms, then a 500 when asked: the key is released, nothing recorded. */
+  @Post()
+  @Idempotent()
+  async slow(@Body() body: { fail?: boolean }): Promise<object> {
+    await sleep(600);
+    if (body.fail) throw new InternalServerErrorException();
+    return body;
+  }
+}
+
+describe.each(HTTP_PLATFORMS)('another payload while a transaction holds the key, on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+  let a: RunningApp;
+  let b: RunningApp;
+  beforeAll(async () => {
+    a = await startLab({}, { controllers: [InFlightController] });
+    b = await startLab({}, { controllers: [InFlightController] });
+  });
+  afterAll(async () => {
+    await a.close();
+    await b.close();
+  });
+
+  it('gets 409 on the holding instance as on any other (not a 422 for a key that may never be spent); once the holder failed, it runs', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const first = send(`${a.url}/in-flight`, { key, caller, body: { fail: true } });
+    await sleep(200);
+    const [onA, onB] = await Promise.all([a, b].map((app) => send(`${app.url}/in-flight`, { key, caller, body: { n: 2 } })));
+    expect([onA.status, onB.status]).toEqual([409, 409]);
+    expect((await first).status).toBe(500);
+    const after = await send(`${a.url}/in-flight`, { key, caller, body: { n: 2 } });
+    expect([after.status, after.headers['idempotent-replayed']]).toEqual([201, undefined]);
   });
 });
