@@ -11,10 +11,9 @@ import { SWEEP_BATCH, SWEEP_LOCK_ID } from './store.sql.js';
 import { connectionOf, connectWithin, destroyConnection, givenUpAfter } from './time-bound.js';
 
 /**
- * How long one statement of a sweep may take before it is given up and its connection destroyed
- * (which also ends the session's sweep lock): a batch of expired rows takes milliseconds, and a
- * connection that died without a word would never answer, leaving this instance never sweeping
- * again and the sweep lock held.
+ * How long one statement of a sweep may take before it is given up and its connection destroyed:
+ * a batch of expired rows takes milliseconds, and a connection that died without a word would
+ * never answer, leaving this instance never sweeping again.
  */
 const SWEEP_STATEMENT_TIMEOUT_MS = 10_000;
 
@@ -23,7 +22,7 @@ const SHUTDOWN_WAIT_MS = 5_000;
 
 /** What one sweep did. */
 export interface SweepResult {
-  /** False when another instance was sweeping (it holds the advisory lock): nothing was done. */
+  /** False when another instance was sweeping (its batch held the sweep lock): nothing was done. */
   ran: boolean;
   /** Expired rows deleted. */
   deleted: number;
@@ -31,7 +30,8 @@ export interface SweepResult {
 
 /**
  * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval` (CONTRACT §7).
- * A run holds a PostgreSQL advisory lock, so only one instance sweeps at a time; runs never
+ * Each batch takes a PostgreSQL advisory lock for its own statement, so only one instance deletes
+ * at a time, and a run that finds it taken stops (another instance is sweeping); runs never
  * overlap; shutdown waits for a run in progress to finish its batch (at most 5 s, then its
  * connection is destroyed). Each statement is given up after 10 s. Call `sweep()` to run it from
  * your own scheduler (with `sweepInterval: 0`).
@@ -67,7 +67,11 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     const running = this.running?.catch(() => undefined);
     if (!running) return;
     const finished = await Promise.race([running.then(() => true), sleep(SHUTDOWN_WAIT_MS, false, { ref: false })]);
-    if (!finished) this.destroyConnection(new Error('the app shut down during a sweep'));
+    if (finished) return;
+    // A batch still running: its statement fails at once. A run still waiting for a connection is
+    // not waited for: when one comes, it finds the app stopping and sends nothing.
+    if (!this.connection) return;
+    this.destroyConnection(new Error('the app shut down during a sweep'));
     await running;
   }
 
@@ -83,6 +87,10 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     if (!(await connectWithin(queryRunner, SWEEP_STATEMENT_TIMEOUT_MS))) {
       throw new Error(`a sweep got no connection within ${SWEEP_STATEMENT_TIMEOUT_MS} ms`);
     }
+    if (this.stopping) {
+      await queryRunner.release();
+      return { ran: false, deleted: 0 };
+    }
     this.connection = queryRunner;
     this.abandoned = undefined;
     const query = <T>(sql: string, params: unknown[]): Promise<T> =>
@@ -90,19 +98,18 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
         this.destroyConnection(new Error('a sweep statement was given up')),
       );
     try {
-      const [{ locked }] = await query<[{ locked: boolean }]>(`SELECT pg_try_advisory_lock($1::bigint) AS locked`, [SWEEP_LOCK_ID]);
-      if (!locked) return { ran: false, deleted: 0 };
+      let ran = false;
       let deleted = 0;
-      try {
-        let batch: number;
-        do {
-          const [, count] = await query<[unknown, number]>(SWEEP_BATCH, [this.settings.sweepBatchSize]);
-          batch = count;
-          deleted += batch;
-        } while (batch === this.settings.sweepBatchSize && !this.stopping);
-      } finally {
-        if (!this.abandoned) await query(`SELECT pg_advisory_unlock($1::bigint)`, [SWEEP_LOCK_ID]);
-      }
+      let batch: number;
+      do {
+        const [result] = await query<[{ locked: boolean; deleted: number }]>(SWEEP_BATCH, [this.settings.sweepBatchSize, SWEEP_LOCK_ID]);
+        // Taken: another instance is sweeping now, and carries on.
+        if (!result.locked) break;
+        ran = true;
+        batch = result.deleted;
+        deleted += batch;
+      } while (batch === this.settings.sweepBatchSize && !this.stopping);
+      if (!ran) return { ran: false, deleted: 0 };
       const durationMs = performance.now() - startedAt;
       if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
       this.events.emit({ type: 'swept', deleted, durationMs });

@@ -8,7 +8,7 @@ import { databaseUrl } from './apps.js';
  * connections opened afterwards work normally.
  */
 export class PostgresProxy {
-  private readonly pairs: Array<{ client: Socket; server: Socket; dead: boolean }> = [];
+  private readonly pairs: Array<{ client: Socket; server: Socket; dead: boolean; lost?: boolean }> = [];
   private server?: Server;
   refusing = false;
   port = 0;
@@ -23,15 +23,22 @@ export class PostgresProxy {
       server.on('data', (chunk) => void (pair.dead || client.write(chunk)));
       client.on('error', () => undefined);
       server.on('error', () => undefined);
-      client.on('close', () => server.destroy());
+      client.on('close', () => void (pair.lost || server.destroy()));
       server.on('close', () => client.destroy());
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
   }
 
-  dropExisting(): void {
-    for (const pair of this.pairs) pair.dead = true;
+  /**
+   * `lost`: the client's own close does not reach PostgreSQL either (the whole path is gone), so
+   * the server's session lives on, as it does until TCP keepalive notices, by default for hours.
+   */
+  dropExisting({ lost = false } = {}): void {
+    for (const pair of this.pairs) {
+      pair.dead = true;
+      if (lost) pair.lost = true;
+    }
   }
 
   /** Closes (FIN) the connections `dropExisting()` left dead, so that no pool keeps them idle. */
