@@ -66,6 +66,7 @@ export function statementLabel(text) {
   if (verb === 'START' || verb === 'BEGIN') return 'BEGIN';
   if (verb === 'COMMIT' || verb === 'ROLLBACK') return verb;
   if (verb === 'SELECT' && /pg_(try_)?advisory_(un)?lock\(/.test(sql)) return 'SELECT advisory lock/unlock (sweeper)';
+  if (verb === 'WITH' && /\bDELETE FROM idempotency_keys\b/.test(sql)) return 'DELETE idempotency_keys';
   if (verb === 'WITH' && sql.includes('pg_try_advisory_xact_lock')) return 'record: WITH try-lock, INSERT … ON CONFLICT';
   const table = /\b(?:INTO|UPDATE|FROM)\s+"?([\w.]+)"?/i.exec(sql)?.[1];
   return table ? `${verb} ${table}` : verb;
