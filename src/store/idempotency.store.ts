@@ -136,17 +136,23 @@ export class IdempotencyStore implements OnModuleInit, OnApplicationShutdown {
         destroyConnection(connectionOf(queryRunner));
       });
     try {
-      const reserved = await bounded(runPrepared(queryRunner, RESERVE_LEASE, params));
-      if (reserved.rows.length === 1) {
-        // Held here no longer than the row is: its lease, renewed, but never past its expiry,
-        // after which any request may take the row over.
-        const local = this.local.hold(request.scope, request.fingerprint, startedAt + leaseMs);
-        this.leaseConnections ??= new LeaseConnections(this.dataSource);
-        const lease = new KeyLease(this.leaseConnections, request, token, leaseMs, renew, (until) => local.extend(until));
-        return { kind: 'held', hold: this.track(lease, request, startedAt, local) };
+      for (let attempt = 1; ; attempt++) {
+        const reserved = await bounded(runPrepared(queryRunner, RESERVE_LEASE, params));
+        if (reserved.rows.length === 1) {
+          // Held here no longer than the row is: its lease, renewed, but never past its expiry,
+          // after which any request may take the row over.
+          const local = this.local.hold(request.scope, request.fingerprint, startedAt + leaseMs);
+          this.leaseConnections ??= new LeaseConnections(this.dataSource);
+          const lease = new KeyLease(this.leaseConnections, request, token, leaseMs, renew, (until) => local.extend(until));
+          return { kind: 'held', hold: this.track(lease, request, startedAt, local) };
+        }
+        const { rows } = await bounded(runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request)));
+        const row = rows[0] as KeyRow | undefined;
+        // The two statements read `now()` apart: a row that expired (or a lease that ended) in
+        // between, or one deleted meanwhile, is the key free now, not a request in flight.
+        if (attempt < 3 && (row === undefined || row.takeable)) continue;
+        return this.found(row, request, startedAt);
       }
-      const { rows } = await bounded(runPrepared(queryRunner, KEY_ROW, this.keyRowParams(request)));
-      return this.found(rows[0], request, startedAt);
     } finally {
       await (givenUp ? releaseBroken(queryRunner, givenUp) : queryRunner.release());
     }

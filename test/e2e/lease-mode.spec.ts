@@ -1,4 +1,7 @@
+import { Body, Controller, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Idempotent } from '../../src/index.js';
+import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { keyRows, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -204,5 +207,37 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         await demo.close();
       }
     });
+  });
+});
+
+@Controller('lease-boundary')
+@UseGuards(BearerAuthGuard)
+class LeaseBoundaryController {
+  @Post()
+  @Idempotent({ mode: 'lease', ttl: '1s' })
+  record(@Body() body: object): object {
+    return body;
+  }
+}
+
+describe('lease mode at the moment a key expires (express)', () => {
+  const { startLab } = appsOn('express');
+  let lab: RunningApp;
+  beforeAll(async () => (lab = await startLab({ replayCache: false }, { controllers: [LeaseBoundaryController] })));
+  afterAll(() => lab.close());
+
+  it('a retry gets the replay or runs again, never a 409 with nothing in flight', async () => {
+    const seen = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const [caller, key] = [newCaller(), newKey()];
+        const start = Date.now();
+        await send(`${lab.url}/lease-boundary`, { key, caller, body: { x: 1 } });
+        await sleep(850);
+        const statuses: number[] = [];
+        while (Date.now() - start < 1_350) statuses.push((await send(`${lab.url}/lease-boundary`, { key, caller, body: { x: 1 } })).status);
+        return statuses;
+      }),
+    );
+    expect(seen.flat().filter((status) => status !== 201)).toEqual([]);
   });
 });

@@ -17,7 +17,7 @@ export class PostgresProxy {
     this.server = createServer((client) => {
       if (this.refusing) return void client.destroy();
       const server = createConnection(Number(target.port || 5432), target.hostname);
-      const pair = { client, server, dead: false };
+      const pair: { client: Socket; server: Socket; dead: boolean; lost?: boolean } = { client, server, dead: false };
       this.pairs.push(pair);
       client.on('data', (chunk) => void (pair.dead || server.write(chunk)));
       server.on('data', (chunk) => void (pair.dead || client.write(chunk)));
