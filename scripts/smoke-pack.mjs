@@ -97,6 +97,11 @@ try {
     run(process.execPath, [tsc, '-p', 'tsconfig.json'], dir);
     const output = run(process.execPath, ['dist/app.js'], dir, { ...process.env, DATABASE_URL: database.url });
     console.log(`   ${output.trim()}`);
+    // The plain SQL migration resolves through the package's exports, and is the only one shipped.
+    const sql = run(process.execPath, ['-p', `require('node:fs').readFileSync(require.resolve('nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql'), 'utf8').includes('CREATE TABLE IF NOT EXISTS idempotency_keys')`], dir);
+    if (sql.trim() !== 'true') throw new Error('the shipped SQL migration did not resolve');
+    const shipped = readdirSync(join(dir, 'node_modules/nestjs-pg-idempotency/migrations'));
+    if (shipped.some((name) => !name.endsWith('.sql'))) throw new Error(`migrations/ ships ${shipped.join(', ')}`);
   }
   console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app and an ESM NestJS 12 / TypeORM 1 app');
 } catch (error) {
