@@ -1,10 +1,10 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { IdempotencyEvents } from './events/idempotency-events.js';
 import { PrometheusMetrics } from './events/prometheus-metrics.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
-import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN } from './idempotency.module-definition.js';
+import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { type IdempotencyModuleOptions, resolveModuleOptions } from './idempotency.options.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
@@ -44,4 +44,9 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotencyEvents,
   ],
 })
-export class IdempotencyModule extends ConfigurableModuleClass {}
+export class IdempotencyModule extends ConfigurableModuleClass {
+  /** The module with `options` (every one has a default: `forRoot()` takes them all). */
+  static override forRoot(options: typeof OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+}

@@ -1,5 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { IdempotencyConfigurationError } from './idempotency.errors.js';
 import type { Duration } from './key/duration.js';
 import { toMilliseconds } from './key/duration.js';
 import type { FingerprintOption } from './key/fingerprint.js';
@@ -199,6 +200,23 @@ export interface RouteSettings {
 const HOST_METADATA = 'host';
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
+  return naming('IdempotencyModule options', () => moduleSettings(options));
+}
+
+/**
+ * Runs `resolve`, naming `where` in the configuration error it throws (which module options, which
+ * `@Idempotent()` route), so that an app with many routes learns which one to change.
+ */
+function naming<T>(where: string, resolve: () => T): T {
+  try {
+    return resolve();
+  } catch (error) {
+    if (!(error instanceof IdempotencyConfigurationError)) throw error;
+    throw new IdempotencyConfigurationError(`${where}: ${error.message.replace(/^nestjs-pg-idempotency: /, '')}`);
+  }
+}
+
+function moduleSettings(options: IdempotencyModuleOptions): IdempotencySettings {
   const replayHeaders = new Set(REPLAYED_HEADERS);
   for (const name of headerNames(options.replayHeaders)) {
     if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
@@ -236,6 +254,10 @@ export function resolveRouteOptions(
   /** The route's controller class, when known. */
   controller?: object,
 ): RouteSettings {
+  return naming(`@Idempotent() on ${handler}`, () => routeSettings(module, route, handler, controller));
+}
+
+function routeSettings(module: IdempotencySettings, route: IdempotentRouteOptions, handler: string, controller?: object): RouteSettings {
   return {
     handler,
     required: booleanOption(route.required, true, 'required'),
@@ -262,32 +284,32 @@ export function resolveRouteOptions(
 /** `value` when it is one of `allowed` (or unset); a typo must not fall back to another behaviour. */
 function oneOf<T extends string>(value: T | undefined, allowed: readonly T[], option: string): T | undefined {
   if (value === undefined || allowed.includes(value)) return value;
-  throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(`option "${option}" must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
 }
 
 function functionOption<T extends Function>(value: T | undefined, option: string): T | undefined {
   if (value === undefined || typeof value === 'function') return value;
-  throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be a function, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(`option "${option}" must be a function, got ${describe(value)}`);
 }
 
 function keyFormatOption(value: KeyFormat | undefined): KeyFormat | undefined {
   if (value === undefined || value === 'uuid-or-ulid' || value === 'printable-ascii' || value instanceof RegExp || typeof value === 'function') {
     return value;
   }
-  throw new TypeError(`nestjs-pg-idempotency: option "keyFormat" must be 'uuid-or-ulid', 'printable-ascii', a RegExp or a function, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(`option "keyFormat" must be 'uuid-or-ulid', 'printable-ascii', a RegExp or a function, got ${describe(value)}`);
 }
 
 /** A list of body field paths, or a function: a lone string would be read as a list of its characters. */
 function fingerprintOption(value: FingerprintOption | undefined): FingerprintOption | undefined {
   if (value === undefined || typeof value === 'function') return value;
   if (Array.isArray(value) && value.every((path) => typeof path === 'string' && path !== '')) return value;
-  throw new TypeError(`nestjs-pg-idempotency: option "fingerprint" must be a list of body field paths (['amount']) or a function, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(`option "fingerprint" must be a list of body field paths (['amount']) or a function, got ${describe(value)}`);
 }
 
 function headerNames(value: readonly string[] | undefined): readonly string[] {
   if (value === undefined) return [];
   if (Array.isArray(value) && value.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) return value;
-  throw new TypeError(`nestjs-pg-idempotency: option "replayHeaders" must be a list of header names, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(`option "replayHeaders" must be a list of header names, got ${describe(value)}`);
 }
 
 function describe(value: unknown): string {
@@ -296,7 +318,7 @@ function describe(value: unknown): string {
 
 function booleanOption(value: boolean | undefined, fallback: boolean, option: string): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be true or false, got ${String(value)}`);
+  if (typeof value !== 'boolean') throw new IdempotencyConfigurationError(`option "${option}" must be true or false, got ${String(value)}`);
   return value;
 }
 
@@ -312,7 +334,7 @@ const MAX_TTL_MS = 10 * 365 * 86_400_000;
 
 function positiveDuration(duration: Duration, option: string, maxMs: number): number {
   const ms = toMilliseconds(duration, option);
-  if (ms < 1) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be longer than 0`);
+  if (ms < 1) throw new IdempotencyConfigurationError(`option "${option}" must be longer than 0`);
   return atMost(ms, maxMs, option);
 }
 
@@ -322,18 +344,18 @@ function positiveDuration(duration: Duration, option: string, maxMs: number): nu
  */
 function leaseDuration(duration: Duration): number {
   const ms = positiveDuration(duration, 'lease', MAX_LEASE_MS);
-  if (ms < MIN_LEASE_MS) throw new TypeError(`nestjs-pg-idempotency: option "lease" must be at least ${MIN_LEASE_MS} ms, got ${ms}`);
+  if (ms < MIN_LEASE_MS) throw new IdempotencyConfigurationError(`option "lease" must be at least ${MIN_LEASE_MS} ms, got ${ms}`);
   return ms;
 }
 
 function atMost(ms: number, maxMs: number, option: string): number {
-  if (ms > maxMs) throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be at most ${maxMs} ms, got ${ms}`);
+  if (ms > maxMs) throw new IdempotencyConfigurationError(`option "${option}" must be at most ${maxMs} ms, got ${ms}`);
   return ms;
 }
 
 function positiveInteger(value: number, option: string): number {
   if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be a positive integer, got ${value}`);
+    throw new IdempotencyConfigurationError(`option "${option}" must be a positive integer, got ${value}`);
   }
   return value;
 }

@@ -1,3 +1,4 @@
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 /** A duration as milliseconds, or a string such as `'500ms'`, `'30s'`, `'15m'`, `'24h'`, `'7d'`. */
 export type Duration = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}`;
 
@@ -11,7 +12,7 @@ export function toMilliseconds(duration: Duration, option: string): number {
   if (typeof duration === 'number' && Number.isFinite(duration) && duration >= 0) return wholeMilliseconds(duration);
   const match = typeof duration === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(duration) : null;
   if (!match) {
-    throw new TypeError(`nestjs-pg-idempotency: option "${option}" must be milliseconds or a string like '24h', got ${String(duration)}`);
+    throw new IdempotencyConfigurationError(`option "${option}" must be milliseconds or a string like '24h', got ${String(duration)}`);
   }
   return wholeMilliseconds(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }

@@ -32,7 +32,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
           controller,
         ]);
         if (options === undefined) continue;
-        resolveRouteOptions(this.settings, options);
+        resolveRouteOptions(this.settings, options, `${controller.name}.${name}`, controller);
         const reason = unreplayableReason(controller, name);
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }

@@ -1,5 +1,9 @@
+import { Controller, type DynamicModule, Module, Post, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Idempotent, IdempotencyConfigurationError, IdempotencyModule } from '../../src/index.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
@@ -81,5 +85,44 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":-1e999}' })).status).toBe(422);
     });
+  });
+});
+
+@Controller('bad-route')
+class BadRouteController {
+  @Post()
+  @Idempotent({ ttl: '1 hour' as unknown as '1h' })
+  create(): object {
+    return {};
+  }
+}
+
+/** Boots an app with the module (and `controllers`), then closes it; rejects as its bootstrap does. */
+async function boot(forRoot: () => DynamicModule, controllers: Type[] = []): Promise<void> {
+  @Module({ imports: [TypeOrmModule.forRoot({ type: 'postgres', url: databaseUrl() }), forRoot()], controllers })
+  class App {}
+  const app = await NestFactory.create(App, { logger: false, abortOnError: false });
+  try {
+    await app.init();
+  } finally {
+    await app.close().catch(() => undefined);
+  }
+}
+
+describe('configuration errors at bootstrap', () => {
+  it('forRoot() with no options boots with every default', async () => {
+    await expect(boot(() => IdempotencyModule.forRoot())).resolves.toBeUndefined();
+  });
+
+  it('an invalid module option is an IdempotencyConfigurationError naming the module options', async () => {
+    const error = await boot(() => IdempotencyModule.forRoot({ sweepInterval: 0, ttl: '1 hour' as unknown as '1h' })).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IdempotencyConfigurationError);
+    expect((error as Error).message).toMatch(/IdempotencyModule options: option "ttl"/);
+  });
+
+  it('an invalid route option is an IdempotencyConfigurationError naming the route', async () => {
+    const error = await boot(() => IdempotencyModule.forRoot({ sweepInterval: 0 }), [BadRouteController]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IdempotencyConfigurationError);
+    expect((error as Error).message).toMatch(/@Idempotent\(\) on BadRouteController\.create: option "ttl"/);
   });
 });
