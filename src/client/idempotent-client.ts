@@ -110,7 +110,7 @@ export class IdempotentClient {
     for (let attempt = 1; ; attempt++) {
       let response: Response;
       try {
-        response = await this.fetchImpl(input, { ...requestInit, headers, signal: this.attemptSignal(signal) });
+        response = await this.attempt(input, { ...requestInit, headers }, signal);
       } catch (error) {
         if (signal?.aborted) throw new IdempotentRequestError(key, attempt, signal.reason, true);
         if (attempt >= this.maxAttempts) throw new IdempotentRequestError(key, attempt, error);
@@ -140,11 +140,20 @@ export class IdempotentClient {
     return backoffDelayMs(attempt, this.baseDelayMs, this.maxDelayMs, this.random);
   }
 
-  /** The signal of one attempt: the operation's, and the attempt's own timeout when set. */
-  private attemptSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
-    if (this.attemptTimeoutMs === undefined) return signal;
-    const timeout = AbortSignal.timeout(this.attemptTimeoutMs);
-    return signal ? AbortSignal.any([signal, timeout]) : timeout;
+  /**
+   * One attempt, under the operation's signal and, when set, the attempt's own timeout, which
+   * bounds the wait for the answer only: once the answer came, its body is the caller's to read
+   * (a timer still attached would abort reading a 201 that arrived in time).
+   */
+  private async attempt(input: string | URL, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
+    if (this.attemptTimeoutMs === undefined) return this.fetchImpl(input, { ...init, signal });
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException('the attempt timed out', 'TimeoutError')), this.attemptTimeoutMs);
+    try {
+      return await this.fetchImpl(input, { ...init, signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Waits before a retry; an abort meanwhile ends the operation with its key. */

@@ -72,6 +72,7 @@ export function fingerprintRequest(request: FingerprintRequest, option?: Fingerp
  * and `?item=b&item=a` another). The sort is stable.
  */
 function canonicalQuery(query: string): string[][] {
+  if (query.startsWith('?')) query = query.slice(1);
   if (query === '') return [];
   const pairs: string[][] = [];
   for (const pair of query.split('&')) {
@@ -83,19 +84,44 @@ function canonicalQuery(query: string): string[][] {
 }
 
 /**
- * A name or value of the query string, decoded as `URLSearchParams` does for well-formed text;
- * one with an invalid escape (`%E9`, not UTF-8) is kept as sent, as Fastify's and qs's parsers
- * hand it to the handler: decoding it to U+FFFD would give `?payee=Ren%E9` and `?payee=Ren%EA`
- * one fingerprint.
+ * A name or value of the query string, decoded exactly as `URLSearchParams` decodes it (`+` is a
+ * space; `%XX` a byte, a `%` without two hex digits itself; the bytes read as UTF-8), so that
+ * fingerprints recorded before stay the same, except when those bytes are not UTF-8 (`%E9`):
+ * `URLSearchParams` turns every such sequence into U+FFFD, so `?payee=Ren%E9` and
+ * `?payee=Ren%EA` had one fingerprint, while Fastify's and qs's parsers hand the handler the
+ * text as sent. Such a part is now kept as sent.
  */
 function queryPart(text: string): string {
   const spaced = text.includes('+') ? text.replace(/\+/g, ' ') : text;
   if (!spaced.includes('%')) return spaced;
+  const bytes = percentDecoded(Buffer.from(spaced, 'utf8'));
   try {
-    return decodeURIComponent(spaced);
+    return strictUtf8.decode(bytes);
   } catch {
     return spaced;
   }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The WHATWG percent-decoding of `bytes`: `%` and two hex digits is that byte, anything else itself. */
+function percentDecoded(bytes: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (byte === 0x25 && isHex(bytes[i + 1]) && isHex(bytes[i + 2])) {
+      out[length++] = parseInt(String.fromCharCode(bytes[i + 1], bytes[i + 2]), 16);
+      i += 2;
+    } else {
+      out[length++] = byte;
+    }
+  }
+  return out.subarray(0, length);
+}
+
+function isHex(byte: number | undefined): boolean {
+  return byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66));
 }
 
 function cmp(a: string, b: string): number {

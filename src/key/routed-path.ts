@@ -3,6 +3,8 @@ interface RoutedRequest {
   route?: { path?: unknown };
   /** Express: the path an outer app mounted this one at (`outer.use('/v1', app)`), as sent. */
   baseUrl?: unknown;
+  /** Express: this app, whose `mountpath` is the pattern it was mounted with. */
+  app?: { mountpath?: unknown };
   routeOptions?: { url?: unknown };
   params?: Record<string, unknown>;
 }
@@ -77,8 +79,22 @@ export function routedPath(request: RoutedRequest): string | undefined {
   // A parameter the template was not seen to name (syntax not understood here) would leave its
   // value out of the path, and every value in one scope: the path as sent is used instead.
   for (const name of Object.keys(params)) if (!named.has(name)) return undefined;
-  const mount = request.routeOptions?.url === undefined && typeof request.baseUrl === 'string' ? request.baseUrl : '';
-  return mount + groups[0].text + rest;
+  return mountOf(request) + groups[0].text + rest;
+}
+
+/**
+ * Where an outer Express app mounted this one: its mount pattern when that is plain text and
+ * the path sent matched it (`/V1` for `/v1`: Express matches mounts in any case), so that a
+ * retry spelled otherwise is the same scope; else the mount path as sent (a pattern with
+ * parameters, `/tenants/:tenant`, whose values must stay apart; a mount inside a mount).
+ */
+function mountOf(request: RoutedRequest): string {
+  const sent = request.baseUrl;
+  if (request.routeOptions?.url !== undefined || typeof sent !== 'string' || sent === '') return '';
+  const pattern = request.app?.mountpath;
+  if (typeof pattern !== 'string' || /[:*?()[\]{}\\]/.test(pattern)) return sent;
+  const plain = pattern.replace(/\/+$/, '');
+  return plain.toLowerCase() === sent.toLowerCase() ? plain : sent;
 }
 
 /**

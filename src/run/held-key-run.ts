@@ -89,11 +89,11 @@ export class HeldKeyRun {
     };
     const { hold } = this;
     // Code the handler left running (a timer, a deferred job) outlives the key's transaction: once
-    // the hold ended it finds no transaction here, and `IdempotencyTransaction` the DataSource's.
+    // that ended it finds no transaction here, and `IdempotencyTransaction` the DataSource's.
     this.execution = {
       scope: request.scope,
       get manager() {
-        return hold.isOpen ? hold.manager : undefined;
+        return hold.manager;
       },
     };
     subscription = executionContext

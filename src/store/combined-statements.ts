@@ -82,6 +82,25 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
   return results[results.length - 2].rowCount ?? 0;
 }
 
+/**
+ * Ends the query runner's transaction with a plain `COMMIT` or `ROLLBACK`, whatever its depth:
+ * TypeORM's own `commitTransaction()`/`rollbackTransaction()` end only the innermost level, and a
+ * handler can leave one open (a nested `manager.transaction()` still running when a sibling
+ * promise failed, a `startTransaction()` never ended), which would send the connection back to
+ * the pool inside the key's transaction. Subscribers hear it as TypeORM would announce it; one
+ * failing after a `COMMIT` is logged (the commit stands).
+ */
+export async function endWholeTransaction(queryRunner: QueryRunner, end: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+  const [before, after] = end === 'COMMIT' ? (['BeforeTransactionCommit', 'AfterTransactionCommit'] as const) : (['BeforeTransactionRollback', 'AfterTransactionRollback'] as const);
+  const pending = broadcast(queryRunner, before);
+  if (pending) await pending;
+  const client = connectedClient(queryRunner) ?? (await connectClient(queryRunner));
+  await client.query(end);
+  setTransactionState(queryRunner, false, 0);
+  const done = broadcast(queryRunner, after);
+  if (done) await done.catch(afterCommitFailed);
+}
+
 /** Logs a subscriber's failure after the key's transaction committed (its outcome stands). */
 export function afterCommitFailed(error: unknown): void {
   logger.error(`a TypeORM subscriber failed after the key's transaction committed (the outcome stands): ${(error as Error)?.message ?? String(error)}`);

@@ -7,7 +7,7 @@ import type { KeyScope } from './key-scope.js';
  * (lease mode). Exactly one of `complete()` and `release()` ends it; later calls do nothing.
  */
 export interface KeyHold {
-  /** The key transaction's EntityManager (transactional mode only). */
+  /** The key transaction's EntityManager (transactional mode only), until that transaction ended. */
   readonly manager?: EntityManager;
   readonly isOpen: boolean;
   /**

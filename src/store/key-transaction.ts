@@ -1,7 +1,7 @@
 import type { EntityManager, QueryRunner } from 'typeorm';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold, KeyRequest } from './key-hold.js';
-import { afterCommitFailed, commitWith } from './combined-statements.js';
+import { commitWith, endWholeTransaction } from './combined-statements.js';
 import { guardKeyTransaction } from './key-transaction-guard.js';
 import { rollbackAndRelease } from './release-query-runner.js';
 import { INSERT_OUTCOME, ROLLBACK_HANDLER } from './store.sql.js';
@@ -25,8 +25,9 @@ export class KeyTransaction implements KeyHold {
     this.unguard = guardKeyTransaction(queryRunner);
   }
 
-  get manager(): EntityManager {
-    return this.queryRunner.manager;
+  /** Until the connection went back to the pool (its commit's subscribers still get it). */
+  get manager(): EntityManager | undefined {
+    return this.queryRunner.isReleased ? undefined : this.queryRunner.manager;
   }
 
   get isOpen(): boolean {
@@ -60,14 +61,10 @@ export class KeyTransaction implements KeyHold {
     this.unguard();
     if (keepWrites) {
       try {
-        await this.queryRunner.commitTransaction();
+        await endWholeTransaction(this.queryRunner, 'COMMIT');
       } catch (error) {
-        // TypeORM marks the transaction ended once COMMIT went through, before its subscribers hear of it.
-        if (!this.queryRunner.isTransactionActive) afterCommitFailed(error);
-        else {
-          await rollbackAndRelease(this.queryRunner);
-          throw error;
-        }
+        await rollbackAndRelease(this.queryRunner);
+        throw error;
       }
       return this.queryRunner.release();
     }

@@ -1,14 +1,15 @@
 import type { QueryRunner } from 'typeorm';
+import { endWholeTransaction } from './combined-statements.js';
 
 /**
- * Rolls back whatever transaction `queryRunner` has open and returns its connection to the
- * pool. A connection whose ROLLBACK fails is destroyed instead, so no later request can run
- * inside a half-finished transaction.
+ * Rolls back whatever transaction `queryRunner` has open, at every depth, and returns its
+ * connection to the pool. A connection whose ROLLBACK fails is destroyed instead, so no later
+ * request can run inside a half-finished transaction.
  */
 export async function rollbackAndRelease(queryRunner: QueryRunner): Promise<void> {
   if (queryRunner.isTransactionActive) {
     try {
-      await queryRunner.rollbackTransaction();
+      await endWholeTransaction(queryRunner, 'ROLLBACK');
     } catch (error) {
       return releaseBroken(queryRunner, error);
     }

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { IdempotentClient, IdempotentRequestError, type RetryInfo } from '../../src/client/index.js';
@@ -223,3 +224,25 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 });
+
+describe('attemptTimeoutMs and the answer that came in time', () => {
+  let server: Server;
+  let url: string;
+  beforeAll(async () => {
+    server = createHttpServer((_request, response) => {
+      response.writeHead(201, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ id: 'pay_1', charged: true }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as { port: number }).port}/payments`;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it('its body can still be read after the attempt timeout has passed', async () => {
+    const { response, attempts } = await new IdempotentClient({ attemptTimeoutMs: 200 }).fetch(url, { method: 'POST', body: '{}' });
+    expect([response.status, attempts]).toEqual([201, 1]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect(response.json()).resolves.toEqual({ id: 'pay_1', charged: true });
+  });
+});
+

@@ -6,7 +6,7 @@ import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../sr
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
-import { keyRows, paymentCount } from '../support/database.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
 // What a handler may and may not do with the key's transaction, and what happens to its writes
@@ -88,6 +88,28 @@ class HandlerTransactionController {
     await pay(this.tx.manager, request);
     await sleep(500);
     throw new Error('the card network failed after the write');
+  }
+
+  @Post('parallel-fail')
+  @Idempotent()
+  async parallelFail(@Req() request: AuthenticatedRequest): Promise<object> {
+    // A nested unit of work still running when a sibling fails.
+    const nested = this.tx.manager.transaction(async (inner) => {
+      await pay(inner, request);
+      await sleep(300);
+    });
+    await Promise.all([nested, sleep(50).then(() => Promise.reject(new Error('the fraud check failed')))]);
+    return {};
+  }
+
+  @Post('accepted-open-savepoint')
+  @Idempotent({ storeResponse: (status) => status !== 202 && status < 500 })
+  @HttpCode(202)
+  async acceptedOpenSavepoint(@Req() request: AuthenticatedRequest): Promise<object> {
+    // A nested transaction opened with the QueryRunner API and never ended.
+    await this.tx.manager.queryRunner!.startTransaction();
+    await pay(this.tx.manager, request);
+    return {};
   }
 
   @Post('start-job')
@@ -196,6 +218,22 @@ describe.each(HTTP_PLATFORMS)('the handler and the key transaction, on %s', (pla
     expect(answer.headers['retry-after']).toBeUndefined();
     expect(await paymentCount(caller)).toBe(0);
     expect(await keyRows(caller)).toEqual([]);
+  });
+
+  it('a failed handler that left a nested transaction open frees its key: the whole transaction rolls back', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    expect((await send(`${lab.url}/handler-tx/parallel-fail`, { key, caller })).status).toBe(500);
+    await sleep(400);
+    expect(await paymentCount(caller)).toBe(0);
+    const [{ n }] = await sql<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()`);
+    expect(Number(n)).toBe(0);
+    expect((await send(`${other.url}/handler-tx/parallel-fail`, { key, caller })).status).toBe(500);
+  });
+
+  it('a success the route does not store, with a nested transaction left open, commits the whole transaction', async () => {
+    const caller = newCaller();
+    expect((await send(`${lab.url}/handler-tx/accepted-open-savepoint`, { key: newKey(), caller })).status).toBe(202);
+    expect(await paymentCount(caller)).toBe(1);
   });
 
   it('code the handler left running finds no transaction once the request is over', async () => {

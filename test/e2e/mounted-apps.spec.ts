@@ -72,4 +72,14 @@ describe('Express apps mounted under a path by an outer app', () => {
     const replay = await send(`${url}/v2/orders`, { key, caller: null, body: {}, headers });
     expect([replay.headers['idempotent-replayed'], replay.json]).toEqual(['true', { apiVersion: 'v2' }]);
   });
+
+  it('a retry spelling the mount otherwise (Express matches mounts in any case) is replayed, not run again', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const headers = { 'x-caller': caller };
+    await send(`${url}/v1/orders`, { key, caller: null, body: {}, headers });
+    const retry = await send(`${url}/V1/orders`, { key, caller: null, body: {}, headers });
+    expect([retry.status, retry.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    const rows = await sql<{ endpoint: string }>('SELECT endpoint FROM idempotency_keys WHERE caller = $1', [caller]);
+    expect(rows.map((row) => row.endpoint)).toEqual(['POST /v1/orders']);
+  });
 });
