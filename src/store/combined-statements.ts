@@ -78,7 +78,7 @@ export async function commitWith(queryRunner: QueryRunner, statement: PreparedSt
   // Committed: a subscriber failing now cannot undo that, so it must not turn the recorded
   // outcome into a failure (the client would be told nothing was kept).
   pending = broadcast(queryRunner, first ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
-  if (pending) await pending.catch(afterCommitFailed);
+  if (pending) await pending.catch(afterEndFailed);
   return results[results.length - 2].rowCount ?? 0;
 }
 
@@ -98,12 +98,12 @@ export async function endWholeTransaction(queryRunner: QueryRunner, end: 'COMMIT
   await client.query(end);
   setTransactionState(queryRunner, false, 0);
   const done = broadcast(queryRunner, after);
-  if (done) await done.catch(afterCommitFailed);
+  if (done) await done.catch(afterEndFailed);
 }
 
-/** Logs a subscriber's failure after the key's transaction committed (its outcome stands). */
-export function afterCommitFailed(error: unknown): void {
-  logger.error(`a TypeORM subscriber failed after the key's transaction committed (the outcome stands): ${(error as Error)?.message ?? String(error)}`);
+/** Logs a subscriber's failure once the key's transaction had ended (what it did stands). */
+function afterEndFailed(error: unknown): void {
+  logger.error(`a TypeORM subscriber failed after the key's transaction ended (what it did stands): ${(error as Error)?.message ?? String(error)}`);
 }
 
 /**
