@@ -6,7 +6,8 @@
 // warm-up (so that V8 has optimised its code), then counts while it serves a fixed number of
 // requests. Everything the server process executes is counted: its main thread and V8's helper
 // threads (garbage collection, compilers), not the kernel. PostgreSQL as `npm run bench` chooses
-// it; BENCH_NODE=<path> runs the servers with another Node.js binary.
+// it; BENCH_NODE=<line or path> runs the servers on another Node.js (`26`: scripts/node-lines.mjs
+// installs that line).
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -14,13 +15,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { startDatabase } from './database.mjs';
+import { nodeBinary } from '../scripts/node-lines.mjs';
 import { killAll, start } from './processes.mjs';
 
 const settings = {
   warmup: positive('BENCH_INSTRUCTIONS_WARMUP', 4000),
   requests: positive('BENCH_INSTRUCTIONS_REQUESTS', 2000),
   connections: 8,
-  node: process.env.BENCH_NODE || process.execPath,
+  node: nodeBinary(process.env.BENCH_NODE || process.execPath),
 };
 const run = Date.now().toString(36);
 const log = (message) => process.stderr.write(`bench: ${message}\n`);

@@ -2,6 +2,7 @@
 // machine, the results table, the ratios against the targets of issue 5, the storm and sweeper
 // details, the SQL statements per request, and the correctness checks. Returns whether a
 // correctness check failed.
+import { execFileSync } from 'node:child_process';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 
 const TARGETS = {
@@ -10,8 +11,8 @@ const TARGETS = {
   storm: 1.5, // steady p99 during the storm / steady p99 without it (at most)
 };
 
-export async function machine(database) {
-  const settings = ['BENCH_DURATION', 'BENCH_WARMUP', 'BENCH_ROUNDS', 'BENCH_STORM_LATENCY_MS']
+export async function machine(database, serverNode = process.execPath) {
+  const settings = ['BENCH_NODE', 'BENCH_DURATION', 'BENCH_WARMUP', 'BENCH_ROUNDS', 'BENCH_STORM_LATENCY_MS']
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
     .join('');
@@ -20,7 +21,7 @@ export async function machine(database) {
     command: `${process.env.DATABASE_URL ? 'DATABASE_URL=… ' : ''}${settings}npm run bench`,
     cpus: `${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
     memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    node: process.version,
+    node: serverNode === process.execPath ? process.version : `${execFileSync(serverNode, ['--version'], { encoding: 'utf8' }).trim()} (servers), ${process.version} (drivers)`,
     postgres: `${database.version}, ${database.kind}`,
   };
 }

@@ -4,12 +4,15 @@
 // measured in this run. Exits 1 when a correctness check fails (a storm key executed other than
 // once, a replayed key executed again, any 5xx or dropped request); a missed performance target
 // is a measurement, not a failure. BENCH_JSON=<file> also writes every run's raw measurements.
+// BENCH_NODE=<line or path> runs the servers on another Node.js (`26`: scripts/node-lines.mjs
+// installs that line); the drivers stay on this one.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMeter, localPostmaster } from './cpu.mjs';
 import { startDatabase } from './database.mjs';
+import { nodeBinary } from '../scripts/node-lines.mjs';
 import { killAll, start } from './processes.mjs';
 import { machine, printReport } from './report.mjs';
 
@@ -45,15 +48,17 @@ try {
   database = await startDatabase();
   log(`PostgreSQL ${database.version}, ${database.kind}`);
   const serverEnv = { DATABASE_URL: database.url };
+  const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
   log('starting the servers and drivers');
   const [baseline, keyReservation, keyInsert, module, stormServer, load, storm] = await Promise.all([
-    start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv }),
-    start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' } }),
-    start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' } }),
-    start('servers/module.mjs', { name: 'module server', env: serverEnv }),
+    start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
+    start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' }, execPath }),
+    start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' }, execPath }),
+    start('servers/module.mjs', { name: 'module server', env: serverEnv, execPath }),
     start('servers/module.mjs', {
       name: 'module server (storm)',
       env: { ...serverEnv, DEMO_LATENCY_MS: String(settings.stormLatencyMs) },
+      execPath,
     }),
     start('load.mjs', { name: 'load driver' }),
     start('storm.mjs', { name: 'storm driver' }),
@@ -186,7 +191,7 @@ try {
   const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [`bench-${run}-expired`]);
   results.sweeper.left = left;
 
-  const host = await machine(database);
+  const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
   await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm].map((child) => child.kill()));

@@ -68,4 +68,4 @@ while (groupAlive()) {
 }
 const remaining = leftovers().filter((name) => demoProcess.includes(name));
 if (remaining.length) fail(`embedded PostgreSQL files left behind: ${remaining.join(', ')}`);
-console.log(`smoke-demo: npm start served POST /payments (201, replayed), GET /payments and 401; exited cleanly`);
+console.log(`smoke-demo: npm start on Node.js ${process.version} served POST /payments (201, replayed), GET /payments and 401; exited cleanly`);

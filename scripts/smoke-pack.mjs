@@ -1,7 +1,9 @@
 // Packs the package (npm pack) and installs the tarball into two fresh apps, then builds and
 // runs scripts/smoke-pack/app.ts in each against PostgreSQL (DATABASE_URL, else embedded):
-// - a CommonJS NestJS 11 app with TypeORM 0.3 (moduleResolution node10: types via typesVersions);
-// - an ESM NestJS 12 app with TypeORM 1 (moduleResolution nodenext).
+// - a CommonJS NestJS 11 app with TypeORM 0.3, compiled by its own TypeScript 5.9 with
+//   moduleResolution node10 (types via typesVersions; TypeScript 7 no longer has node10);
+// - an ESM NestJS 12 app with TypeORM 1, compiled by the project's TypeScript (nodenext).
+// Before that, publint and @arethetypeswrong/cli lint the tarball: any message fails the smoke.
 // The NestJS 11 app pins the lowest versions the peer ranges allow; the NestJS 12 app takes the
 // newest. Proves those two ends of the peer ranges, the dual build and the ./client entry.
 // Needs the npm registry (it installs the apps' dependencies). Run after `npm run build`.
@@ -31,6 +33,7 @@ const apps = [
       pg: '8.11.0',
       'reflect-metadata': '0.1.13',
       rxjs: '7.8.0',
+      typescript: '5.9.3',
     },
   },
   {
@@ -55,6 +58,11 @@ let database;
 try {
   run('npm', ['pack', '--silent', '--pack-destination', work], root);
   const tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz')));
+  console.log('== publint, attw: the tarball');
+  const publint = run(process.execPath, [join(root, 'node_modules/publint/src/cli.js'), 'run', tarball], root);
+  if (!publint.includes('All good!')) throw new Error(`publint reported:\n${publint}`);
+  run(process.execPath, [join(root, 'node_modules/@arethetypeswrong/cli/dist/index.js'), tarball, '--no-color', '--no-emoji'], root);
+  console.log('   publint: all good; attw: no problems (root, ./client, ./swagger)');
   if (process.env.DATABASE_URL) {
     database = { url: process.env.DATABASE_URL, stop: async () => undefined };
   } else {
@@ -94,7 +102,8 @@ try {
       (name) => `${name}@${JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version}`,
     );
     console.log(`== ${app.name}: tsc, run (${versions.join(', ')})`);
-    run(process.execPath, [tsc, '-p', 'tsconfig.json'], dir);
+    const ownTsc = join(dir, 'node_modules/typescript/bin/tsc');
+    run(process.execPath, [app.dependencies.typescript ? ownTsc : tsc, '-p', 'tsconfig.json'], dir);
     const output = run(process.execPath, ['dist/app.js'], dir, { ...process.env, DATABASE_URL: database.url });
     console.log(`   ${output.trim()}`);
     // The plain SQL migration resolves through the package's exports, and is the only one shipped.

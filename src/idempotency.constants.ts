@@ -6,3 +6,10 @@ export const IDEMPOTENT_ROUTE = 'nestjs-pg-idempotency:route';
 
 /** Response header that marks a replayed outcome. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/**
+ * DI token of the store as `IdempotencyTransaction` needs it, shared by both builds of the package
+ * (`Symbol.for`): a CommonJS dependency's copy of `IdempotencyTransaction` resolves it from the
+ * module the app imported from the ESM build, and the other way round.
+ */
+export const IDEMPOTENCY_STORE = Symbol.for('nestjs-pg-idempotency.store.v1');

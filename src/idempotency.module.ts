@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { IdempotencyEvents } from './events/idempotency-events.js';
 import { PrometheusMetrics } from './events/prometheus-metrics.js';
-import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
+import { IDEMPOTENCY_SETTINGS, IDEMPOTENCY_STORE } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { type IdempotencyModuleOptions, resolveModuleOptions } from './idempotency.options.js';
@@ -28,6 +28,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
       inject: [MODULE_OPTIONS_TOKEN],
     },
     IdempotencyStore,
+    { provide: IDEMPOTENCY_STORE, useExisting: IdempotencyStore },
     IdempotencySweeper,
     IdempotencyTransaction,
     IdempotencyInterceptor,
@@ -38,6 +39,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
   exports: [
     IDEMPOTENCY_SETTINGS,
     IdempotencyStore,
+    IDEMPOTENCY_STORE,
     IdempotencySweeper,
     IdempotencyTransaction,
     IdempotencyInterceptor,

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
-import { IdempotencyStore } from '../store/idempotency.store.js';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import { IDEMPOTENCY_STORE } from '../idempotency.constants.js';
 import { deriveDownstreamKey } from './downstream-key.js';
 import { executionContext } from './transaction-context.js';
 
@@ -15,10 +15,14 @@ import { executionContext } from './transaction-context.js';
  * constructor(private readonly tx: IdempotencyTransaction) {}
  * create(dto) { return this.tx.getRepository(Payment).save(dto); }
  * ```
+ *
+ * A library that requires the other build of the package (CommonJS beside the app's ESM, or the
+ * other way round) lists its copy of `IdempotencyTransaction` in its own module's providers: it
+ * resolves the app's store and sees the same key transactions.
  */
 @Injectable()
 export class IdempotencyTransaction {
-  constructor(private readonly store: IdempotencyStore) {}
+  constructor(@Inject(IDEMPOTENCY_STORE) private readonly store: { readonly dataSource: DataSource }) {}
 
   /** The key's EntityManager inside a transactional-mode request, else the DataSource's manager. */
   get manager(): EntityManager {

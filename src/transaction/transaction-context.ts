@@ -9,4 +9,15 @@ export interface IdempotentExecution {
   manager?: EntityManager;
 }
 
-export const executionContext = new AsyncLocalStorage<IdempotentExecution>();
+/**
+ * Where `executionContext` lives on `globalThis`. An app that loads both builds of the package
+ * (its own `import`, a CommonJS dependency's `require`) gets one context: code using either copy
+ * sees the key's transaction the other opened. The suffix is the shape of `IdempotentExecution`:
+ * a release that changes the shape changes the suffix.
+ */
+const CONTEXT_KEY = Symbol.for('nestjs-pg-idempotency.execution-context.v1');
+
+type ContextHolder = { [CONTEXT_KEY]?: AsyncLocalStorage<IdempotentExecution> };
+
+export const executionContext: AsyncLocalStorage<IdempotentExecution> = ((globalThis as ContextHolder)[CONTEXT_KEY] ??=
+  new AsyncLocalStorage<IdempotentExecution>());

@@ -13,15 +13,16 @@ const { pathToFileURL } = require('node:url');
 const STACKS = { nest12: [], nest11: ['--import', pathToFileURL(join(__dirname, 'nest11-stack.mjs')).href] };
 
 /**
- * Starts the demo on `databaseUrl` with `env` (its sweeper off unless `env` turns it on) and
+ * Starts the demo on `databaseUrl` with `env` (its sweeper off unless `env` turns it on), or
+ * `script` instead (an app of a test's own that prints the same line, on the root install), and
  * waits until it listens: on `port` when given (a restart on the same address), else on a port
  * the system picks. Resolves `{ url, port, child, output(), stop(), kill() }`: `stop()` sends
  * SIGTERM and resolves the exit code, `kill()` sends SIGKILL.
  */
-async function startDemoProcess({ databaseUrl, env = {}, port = 0 }) {
-  const stack = process.env.DEMO_STACK || 'nest12';
+async function startDemoProcess({ databaseUrl, env = {}, port = 0, script }) {
+  const stack = script ? 'nest12' : process.env.DEMO_STACK || 'nest12';
   if (!STACKS[stack]) throw new Error(`DEMO_STACK must be "nest12" or "nest11", got "${stack}"`);
-  const child = spawn(process.execPath, [...STACKS[stack], 'dist/esm/demo/main.js'], {
+  const child = spawn(process.execPath, [...STACKS[stack], script ?? 'dist/esm/demo/main.js'], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), IDEMPOTENCY_SWEEP_INTERVAL_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -11,4 +11,4 @@ export interface DemoProcess {
   kill(): Promise<void>;
 }
 
-export function startDemoProcess(options: { databaseUrl: string; env?: Record<string, string>; port?: number }): Promise<DemoProcess>;
+export function startDemoProcess(options: { databaseUrl: string; env?: Record<string, string>; port?: number; script?: string }): Promise<DemoProcess>;
