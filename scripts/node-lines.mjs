@@ -5,7 +5,7 @@
 //   node scripts/node-lines.mjs 24        installs Node.js 24 if needed, prints its bin folder
 //   PATH="$(node scripts/node-lines.mjs 26):$PATH" npm test
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -24,8 +24,10 @@ export function nodeLineBin(line) {
   const bin = join(dir, 'node_modules/node/bin');
   if (installedVersion(bin) !== `v${version}`) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true }) + '\n');
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', `node@${version}`], {
+    // The `node` package puts its binary in place from its install script.
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }) + '\n');
+    const args = ['install', '--no-audit', '--no-fund', '--no-save', '--ignore-scripts=false', '--loglevel=error', `node@${version}`];
+    execFileSync('npm', args, {
       cwd: dir,
       stdio: ['ignore', 'ignore', 'inherit'],
     });
@@ -52,7 +54,7 @@ function installedVersion(bin) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   const line = process.argv[2];
   if (!line) {
     console.error(`usage: node scripts/node-lines.mjs <${Object.keys(NODE_LINES).join('|')}>`);

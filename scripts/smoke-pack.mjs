@@ -1,7 +1,7 @@
 // Packs the package (npm pack) and installs the tarball into two fresh apps, then builds and
 // runs scripts/smoke-pack/app.ts in each against PostgreSQL (DATABASE_URL, else embedded):
 // - a CommonJS NestJS 11 app with TypeORM 0.3, compiled by its own TypeScript 5.9 with
-//   moduleResolution node10 (types via typesVersions; TypeScript 7 no longer has node10);
+//   moduleResolution node10, as such apps are still set up (types via typesVersions);
 // - an ESM NestJS 12 app with TypeORM 1, compiled by the project's TypeScript (nodenext).
 // Before that, publint and @arethetypeswrong/cli lint the tarball: any message fails the smoke.
 // The NestJS 11 app pins the lowest versions the peer ranges allow; the NestJS 12 app takes the
@@ -59,9 +59,20 @@ try {
   run('npm', ['pack', '--silent', '--pack-destination', work], root);
   const tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz')));
   console.log('== publint, attw: the tarball');
-  const publint = run(process.execPath, [join(root, 'node_modules/publint/src/cli.js'), 'run', tarball], root);
-  if (!publint.includes('All good!')) throw new Error(`publint reported:\n${publint}`);
-  run(process.execPath, [join(root, 'node_modules/@arethetypeswrong/cli/dist/index.js'), tarball, '--no-color', '--no-emoji'], root);
+  const lint = (tool, args, clean) => {
+    let output;
+    try {
+      output = run(process.execPath, [join(root, 'node_modules', tool), ...args], root);
+    } catch (error) {
+      output = `${error.stdout ?? ''}${error.message}`;
+    }
+    if (!clean(output)) {
+      console.error(output);
+      throw new Error(`${tool.split('/')[0]} reported problems in the tarball (above)`);
+    }
+  };
+  lint('publint/src/cli.js', ['run', tarball], (output) => output.includes('All good!'));
+  lint('@arethetypeswrong/cli/dist/index.js', [tarball, '--no-color', '--no-emoji'], (output) => output.includes('No problems found'));
   console.log('   publint: all good; attw: no problems (root, ./client, ./swagger)');
   if (process.env.DATABASE_URL) {
     database = { url: process.env.DATABASE_URL, stop: async () => undefined };

@@ -19,3 +19,20 @@ export class UnreplayableRouteError extends IdempotencyConfigurationError {
     this.name = 'UnreplayableRouteError';
   }
 }
+
+/**
+ * `@Idempotent()` on a handler that does not answer HTTP requests: a microservice
+ * `@MessagePattern()` / `@EventPattern()` handler, or a method of a provider (a GraphQL resolver,
+ * a WebSocket gateway, a service), where it would do nothing. Thrown at bootstrap; `handlers`
+ * names each one.
+ */
+export class NotAnHttpRouteError extends IdempotencyConfigurationError {
+  constructor(readonly handlers: readonly string[]) {
+    super(
+      `@Idempotent() works on HTTP controller routes only, and these handlers are not HTTP routes; remove it from them ` +
+        `(a message handler can deduplicate by its message's id):\n` +
+        handlers.map((handler) => `  - ${handler}`).join('\n'),
+    );
+    this.name = 'NotAnHttpRouteError';
+  }
+}

@@ -20,25 +20,22 @@ import { HeldKeyRun } from './run/held-key-run.js';
 import { IdempotencyStore } from './store/idempotency.store.js';
 import type { Reservation } from './store/reservation.js';
 
-/** Marks a request this interceptor already handles, with how it handles it (see `Pass`). */
+/** Marks a request this interceptor already handles, with how it handles it (see `Handling`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
 
 /**
- * How the interceptor handles a request, for when it is entered again for the same request:
- * - while it subscribes to the handler of a held key (`subscribing`), that is the same chain
- *   passing through it a second time (`@Idempotent()` on the class and on the method): pass on;
- * - when it holds no key (`passThrough`: no key on an optional route), pass on too;
- * - once it has started the handler for a held key (`started`), the handler is being run a second
- *   time for one request (an outer interceptor's `retry()`): refused, since that run would be
- *   outside the key's transaction and hold;
- * - otherwise (the first pass answered a 409, a 503, a replay: the handler never ran) the whole
- *   pipeline runs again, as for a retry from the client.
+ * How the interceptor handles a request, for when it is entered again for the same request (it
+ * sits in one chain more than once: registered globally and by `@Idempotent()`, or on the class
+ * and on the method; or an outer interceptor subscribes to the chain again):
+ * - `passing` (no key on an optional route): pass on;
+ * - `running` (the handler runs with its key held): entered from inside that run, before the
+ *   handler settled, it is the same chain passing through again: pass on; entered from anywhere
+ *   else, the handler is being run a second time for one request (an outer interceptor's
+ *   `retry()`): refused, since that run would be outside the key's transaction and hold;
+ * - `answered` (a 409, a 503, a replay: the handler never ran): the whole pipeline runs again, as
+ *   for a retry from the client.
  */
-interface Pass {
-  passThrough: boolean;
-  subscribing: boolean;
-  started: boolean;
-}
+type Handling = { kind: 'passing' } | { kind: 'running'; run: HeldKeyRun } | { kind: 'answered' };
 
 /**
  * The request pipeline of an `@Idempotent()` route: parse → reserve → run or replay → record.
@@ -52,7 +49,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * Each route's settings, by controller class and then handler: an inherited handler is one
    * function for every subclass, each of which may mark it differently.
    */
-  private readonly routes = new WeakMap<object, WeakMap<object, RouteSettings>>();
+  private readonly routes = new WeakMap<object, WeakMap<object, RouteSettings | null>>();
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
@@ -66,9 +63,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest();
     const response = context.switchToHttp().getResponse();
     const raw: ServerResponse = response.raw ?? response;
-    const handled: Pass | undefined = request[HANDLED];
-    if (handled?.passThrough || handled?.subscribing) return next.handle();
-    if (handled?.started) {
+    const route = this.routeSettings(context);
+    // Registered globally (APP_INTERCEPTOR), it meets every route: those without @Idempotent() pass.
+    if (!route) return next.handle();
+    const handled: Handling | undefined = request[HANDLED];
+    if (handled?.kind === 'passing') return next.handle();
+    if (handled?.kind === 'running') {
+      if (handled.run.isEnteredFromWithin()) return next.handle();
       throw withProblemHeaders(
         raw,
         new IdempotencyProblem(
@@ -77,26 +78,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
         ),
       );
     }
-    const pass: Pass = { passThrough: false, subscribing: false, started: false };
-    request[HANDLED] = pass;
-    const route = this.routeSettings(context);
+    request[HANDLED] = { kind: 'answered' } satisfies Handling;
     try {
       const idempotent = readIdempotentRequest(context, this.settings, route);
       if (!idempotent) {
-        pass.passThrough = true;
+        request[HANDLED] = { kind: 'passing' } satisfies Handling;
         return next.handle();
       }
       let reservation = await this.reserve(raw, idempotent, route);
       if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route, reservation);
       switch (reservation.kind) {
-        case 'held':
-          pass.started = true;
-          pass.subscribing = true;
-          try {
-            return new HeldKeyRun(this.settings, this.events, route, reservation.hold).start(next, raw, idempotent);
-          } finally {
-            pass.subscribing = false;
-          }
+        case 'held': {
+          const run = new HeldKeyRun(this.settings, this.events, route, reservation.hold);
+          request[HANDLED] = { kind: 'running', run } satisfies Handling;
+          return run.start(next, raw, idempotent);
+        }
         case 'completed':
           this.events.emit({ type: 'replayed', handler: route.handler, status: reservation.response.status });
           replaceResponse(raw, replayOf(reservation.response, this.settings.replayHeaders));
@@ -155,17 +151,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
     this.logger.error(`${what} failed: ${error.message}`);
   }
 
-  private routeSettings(context: ExecutionContext): RouteSettings {
+  /** The route's settings; `undefined` for a route without `@Idempotent()`. */
+  private routeSettings(context: ExecutionContext): RouteSettings | undefined {
     const handler = context.getHandler();
     const controller = context.getClass();
     let routes = this.routes.get(controller);
     if (!routes) this.routes.set(controller, (routes = new WeakMap()));
     let route = routes.get(handler);
-    if (!route) {
+    if (route === undefined) {
       const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [handler, controller]);
-      route = resolveRouteOptions(this.settings, options ?? {}, `${controller.name}.${handler.name}`, controller);
+      route = options === undefined ? null : resolveRouteOptions(this.settings, options, `${controller.name}.${handler.name}`, controller);
       routes.set(handler, route);
     }
-    return route;
+    return route ?? undefined;
   }
 }

@@ -18,7 +18,7 @@ export {
   IDEMPOTENCY_CORS_EXPOSED_HEADERS,
   withIdempotencyCors,
 } from './idempotency.cors.js';
-export { IdempotencyConfigurationError, UnreplayableRouteError } from './idempotency.errors.js';
+export { IdempotencyConfigurationError, NotAnHttpRouteError, UnreplayableRouteError } from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './problems.js';
 export type { Duration } from './key/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';

@@ -1,15 +1,19 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
-import { UnreplayableRouteError } from '../idempotency.errors.js';
+import { NotAnHttpRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
 import { type IdempotencySettings, type IdempotentRouteOptions, resolveRouteOptions } from '../idempotency.options.js';
+import { PATH_METADATA, PATTERN_METADATA } from './nest-route-metadata.js';
 import { unreplayableReason } from './unreplayable-route.js';
 
 /**
- * Checks every controller at bootstrap: an `@Idempotent()` route (by method or by class) whose
- * responses cannot be replayed fails `app.init()` / `app.listen()` with an
- * {@link UnreplayableRouteError} naming each such route and how to fix it; an invalid route
- * option fails it with the option's error, instead of the route's first request.
+ * Checks every controller and provider at bootstrap, so that `app.init()` / `app.listen()` fails
+ * instead of the route's first request:
+ * - `@Idempotent()` on a handler that is not an HTTP route (a message pattern, a provider's
+ *   method): {@link NotAnHttpRouteError}, naming each;
+ * - an `@Idempotent()` route (by method or by class) whose responses cannot be replayed:
+ *   {@link UnreplayableRouteError}, naming each such route and how to fix it;
+ * - an invalid route option: the option's error.
  */
 @Injectable()
 export class IdempotentRoutesExplorer implements OnModuleInit {
@@ -21,6 +25,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    const notHttp = this.markedProviderMethods();
     const problems: string[] = [];
     for (const wrapper of this.discovery.getControllers()) {
       const controller = wrapper.metatype as Function | undefined;
@@ -32,11 +37,38 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
           controller,
         ]);
         if (options === undefined) continue;
+        if (Reflect.getMetadata(PATTERN_METADATA, handler) !== undefined) {
+          notHttp.push(`${controller.name}.${name} (a @MessagePattern() / @EventPattern() handler)`);
+          continue;
+        }
+        // By class, @Idempotent() covers the routes; the controller's other methods are not handlers.
+        if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) {
+          if (this.reflector.get(IDEMPOTENT_ROUTE, handler) !== undefined) notHttp.push(`${controller.name}.${name} (not a route)`);
+          continue;
+        }
         resolveRouteOptions(this.settings, options, `${controller.name}.${name}`, controller);
         const reason = unreplayableReason(controller, name);
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }
     }
+    if (notHttp.length > 0) throw new NotAnHttpRouteError(notHttp);
     if (problems.length > 0) throw new UnreplayableRouteError(problems);
+  }
+
+  /** The methods of providers (not controllers) that `@Idempotent()` marks, by method or by class. */
+  private markedProviderMethods(): string[] {
+    const marked: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const type = (wrapper.instance as object | undefined)?.constructor;
+      if (typeof type !== 'function' || type === Object || !type.prototype) continue;
+      const byClass = this.reflector.get(IDEMPOTENT_ROUTE, type) !== undefined;
+      for (const name of this.scanner.getAllMethodNames(type.prototype)) {
+        const method = type.prototype[name];
+        if (byClass || (typeof method === 'function' && this.reflector.get(IDEMPOTENT_ROUTE, method) !== undefined)) {
+          marked.push(`${type.name}.${name} (a provider's method: a resolver, a gateway or a service)`);
+        }
+      }
+    }
+    return marked;
   }
 }

@@ -7,9 +7,14 @@
  *   RESPONSE_PASSTHROUGH_METADATA = '__responsePassthrough__'   (class, method) → true
  *   SSE_METADATA = '__sse__'                              handler function → true
  *   RouteParamtypes.RESPONSE = 1, RouteParamtypes.NEXT = 2
+ *   PATH_METADATA = 'path'                                handler function → the route's path
+ * and `@nestjs/microservices` (`constants.js`), for `@MessagePattern()` / `@EventPattern()`:
+ *   PATTERN_METADATA = 'microservices:pattern'           handler function → its patterns
  */
 export const ROUTE_ARGS_METADATA = '__routeArguments__';
 export const RESPONSE_PASSTHROUGH_METADATA = '__responsePassthrough__';
 export const SSE_METADATA = '__sse__';
 export const RESPONSE_PARAM = 1;
 export const NEXT_PARAM = 2;
+export const PATH_METADATA = 'path';
+export const PATTERN_METADATA = 'microservices:pattern';

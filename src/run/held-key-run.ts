@@ -79,13 +79,14 @@ export class HeldKeyRun {
     let values = 0;
     let stopped = false;
     let subscription: Subscription | undefined;
+    // Settled before the outcome is passed on: an outer retry() subscribes again at once.
     const fail = (error: unknown): void => {
       if (stopped) return;
       stopped = true;
       this.handlerFailed = true;
       subscription?.unsubscribe();
-      outcome.error(error);
       markSettled();
+      outcome.error(error);
     };
     const { hold } = this;
     // Code the handler left running (a timer, a deferred job) outlives the key's transaction: once
@@ -109,12 +110,21 @@ export class HeldKeyRun {
         complete: () => {
           if (stopped) return;
           stopped = true;
-          outcome.complete();
           markSettled();
+          outcome.complete();
         },
       });
     if (stopped) subscription.unsubscribe();
     return outcome;
+  }
+
+  /**
+   * Whether the interceptor, entered again for this request, is entered from inside this run
+   * before its handler settled: the same interceptor chain passing through once more, on its way
+   * to the handler (Nest runs each next interceptor in the async context of the one before).
+   */
+  isEnteredFromWithin(): boolean {
+    return !this.handlerSettled && this.execution !== undefined && executionContext.getStore() === this.execution;
   }
 
   /** What a handler's error becomes: database unavailability a 503 problem, anything else itself. */

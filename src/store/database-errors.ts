@@ -21,9 +21,13 @@ export function isRefusedByDatabase(error: unknown): boolean {
  * Whether `error` (a TypeORM `QueryFailedError`, a `pg` error or a pool error) says the database
  * is unreachable, overloaded or timed out: connection exceptions (08), insufficient resources
  * (53), shutdown (57P0x), statement timeout (57014), lock timeout (55P03), a pool that gave up
- * waiting for a connection, a dropped socket. Such failures are answered 503: retry later.
+ * waiting for a connection, a dropped socket, or a QueryRunner TypeORM released when its
+ * connection failed (`QueryRunnerAlreadyReleasedError`, which carries no code: the module never
+ * releases a held key's QueryRunner while its handler runs). Such failures are answered 503:
+ * retry later.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  if ((error as { name?: unknown })?.name === 'QueryRunnerAlreadyReleasedError') return true;
   const cause = (error as { driverError?: unknown })?.driverError ?? error;
   const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNAVAILABLE_CODE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;

@@ -34,6 +34,8 @@ export interface LabSetup {
   platform?: HttpPlatform;
   /** Controllers added to the lab's. */
   controllers?: NonNullable<ModuleMetadata['controllers']>;
+  /** Providers added to the lab's (an APP_INTERCEPTOR, a provider under test). */
+  providers?: NonNullable<ModuleMetadata['providers']>;
   /** Install the demo's global ProblemDetailsFilter (default); `false` leaves Nest's own. */
   problemFilter?: boolean;
   /** Runs on the app before it listens (e.g. `app.enableCors()`). */
@@ -131,12 +133,12 @@ export async function startLabOnNamedDataSource(name: string, setup: LabSetup = 
 
 async function startLabWith(
   imports: NonNullable<ModuleMetadata['imports']>,
-  { latencyMs = 0, platform = 'express', controllers = [], problemFilter = true, configure }: LabSetup,
+  { latencyMs = 0, platform = 'express', controllers = [], providers = [], problemFilter = true, configure }: LabSetup,
 ): Promise<RunningApp> {
   @Module({
     imports,
     controllers: [LabController, LabV2Controller, PaymentsController, ...controllers],
-    providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }],
+    providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }, ...providers],
   })
   class LabModule {}
 

@@ -1,0 +1,29 @@
+import { Controller, Headers, Post, Req, UseGuards } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
+
+/**
+ * A handler between two queries when its connection dies. With `x-await-connection-loss`, it
+ * writes, then waits (at most 30 s) until TypeORM has noticed the connection is gone and released
+ * the key's QueryRunner, then queries again; without it, it writes and answers.
+ */
+@Controller('connection-lost')
+@UseGuards(BearerAuthGuard)
+export class ConnectionLostController {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  @Post()
+  @Idempotent()
+  async pay(@Req() request: AuthenticatedRequest, @Headers('x-await-connection-loss') awaitLoss?: string): Promise<Payment> {
+    const payments = this.tx.getRepository(Payment);
+    const payment = await payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
+    if (awaitLoss) {
+      const runner = this.tx.manager.queryRunner!;
+      for (const deadline = Date.now() + 30_000; !runner.isReleased && Date.now() < deadline; ) await sleep(10);
+      await payments.findOneByOrFail({ id: payment.id });
+    }
+    return payment;
+  }
+}

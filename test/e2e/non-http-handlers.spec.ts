@@ -1,0 +1,26 @@
+import { IdempotencyConfigurationError, NotAnHttpRouteError } from '../../src/index.js';
+import { startLab, type RunningApp } from '../support/apps.js';
+import { HybridController, MessageHandlerController, PaymentsResolver } from './non-http-handlers.controllers.js';
+
+/** The error a bootstrap failed with, or `undefined` (the app started, and is closed again). */
+function bootstrapFailure(starting: Promise<RunningApp>): Promise<unknown> {
+  return starting.then(
+    (app) => app.close().then(() => undefined),
+    (error: unknown) => error,
+  );
+}
+
+describe('@Idempotent() on a handler that is not an HTTP route fails the bootstrap', () => {
+  it.each([
+    ['a @MessagePattern() handler', { controllers: [MessageHandlerController] }, 'MessageHandlerController.create'],
+    ['an @EventPattern() handler in an @Idempotent() class', { controllers: [HybridController] }, 'HybridController.settled'],
+    ["a provider's method (a GraphQL resolver's mutation)", { providers: [PaymentsResolver] }, 'PaymentsResolver.createPayment'],
+  ])('%s: a NotAnHttpRouteError naming it', async (_case, setup, handler) => {
+    const failure = await bootstrapFailure(startLab({}, setup));
+    expect(failure).toBeInstanceOf(NotAnHttpRouteError);
+    expect(failure).toBeInstanceOf(IdempotencyConfigurationError);
+    expect((failure as Error).name).toBe('NotAnHttpRouteError');
+    expect((failure as NotAnHttpRouteError).handlers).toEqual([expect.stringContaining(handler)]);
+    expect((failure as Error).message).toContain('remove it');
+  });
+});
