@@ -114,8 +114,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('a storm of duplicates', () => {
     it('does not starve requests for other keys of pool connections', async () => {
-      // /payments takes 1 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
-      const lab = await startLab({}, { latencyMs: 1_000 });
+      // /payments takes 3 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
+      const lab = await startLab({}, { latencyMs: 3_000 });
       try {
         const stormCaller = newCaller();
         const key = newKey();

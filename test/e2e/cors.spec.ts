@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { handlerBackend } from '../support/database.js';
 import { withIdempotencyCors } from '../../src/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { type Answer, newCaller, newKey, send } from '../support/http.js';
@@ -68,8 +68,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('a 409 for a duplicate in flight carries Retry-After and exposes it', async () => {
       const caller = newCaller();
       const key = newKey();
-      const first = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { origin } });
-      await sleep(200);
+      const first = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { origin, 'x-work-ms': '2000' } });
+      await handlerBackend();
       const duplicate = await send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { origin } });
       await first;
       expect(duplicate.status).toBe(409);

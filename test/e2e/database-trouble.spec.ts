@@ -17,7 +17,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('the connection lost mid-request: 503 store-unavailable, the write undone, the key free', async () => {
       const caller = newCaller();
       const key = newKey();
-      const answer = send(`${lab.url}/lab/slow-write`, { key, caller, body: {} });
+      // 3 s of work after the write: the connection is cut while the handler still works.
+      const answer = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { 'x-work-ms': '3000' } });
       await sql('SELECT pg_terminate_backend($1)', [await handlerBackend()]);
       const failed = await answer;
       expect(failed.status).toBe(503);

@@ -1,3 +1,4 @@
+import { handlerBackend } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { defaultFilterProblemContentType } from '../support/loaded-versions.js';
@@ -25,8 +26,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('a 409 for a duplicate in flight keeps its Retry-After', async () => {
       const caller = newCaller();
       const key = newKey();
-      const first = send(`${lab.url}/lab/slow-write`, { key, caller, body: {} });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const first = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { 'x-work-ms': '2000' } });
+      await handlerBackend();
       const duplicate = await send(`${lab.url}/lab/slow-write`, { key, caller, body: {} });
       await first;
       expect(duplicate.status).toBe(409);

@@ -2,7 +2,7 @@ import { Controller, Headers, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { sql } from '../support/database.js';
+import { sql, until } from '../support/database.js';
 import { appsOn, databaseUrl, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
@@ -133,9 +133,14 @@ describe('lease renewals over dying connections (express)', () => {
     let closed = false;
     try {
       const busy = Array.from({ length: 20 }, () =>
-        send(`${lab.url}/lab/slow-write`, { key: newKey(), caller: newCaller(), body: {}, headers: { 'x-work-ms': '2500' } }),
+        send(`${lab.url}/lab/slow-write`, { key: newKey(), caller: newCaller(), body: {}, headers: { 'x-work-ms': '4000' } }),
       );
-      await sleep(300);
+      // Every pool connection is taken: 20 handlers sit in their transactions after their write.
+      await until(async () => {
+        const [{ n }] = await sql(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database()
+          AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`);
+        return Number(n) === 20;
+      }, 'the 20 slow writes holding every pool connection');
       const caller = newCaller();
       const refused = await Promise.all(Array.from({ length: 5 }, () => send(`${lab.url}/lab/lease-slow-write`, { key: newKey(), caller, body: {}, headers: { 'x-work-ms': '10' } })));
       expect(refused.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503]);
@@ -148,7 +153,10 @@ describe('lease renewals over dying connections (express)', () => {
       await Promise.race([closing, sleep(5_000)]);
       expect(closed).toBe(true);
     } finally {
-      if (!closed) proxy.closeDead();
+      if (!closed) {
+        proxy.closeDead();
+        void lab.close().catch(() => undefined);
+      }
     }
   });
 

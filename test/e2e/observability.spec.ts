@@ -1,5 +1,4 @@
 import type { LoggerService } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { type IdempotencyEvent, IdempotencyEvents, IdempotencySweeper } from '../../src/index.js';
 import { handlerBackend, seedKeys, sql } from '../support/database.js';
@@ -39,8 +38,8 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
     await send(`${lab.url}/lab/narrow`, { key: narrowKey, caller, body: { amount: 1 } });
     await send(`${lab.url}/lab/narrow`, { key: narrowKey, caller, body: { amount: 2 } });
     const slowKey = newKey();
-    const slow = send(`${lab.url}/lab/slow-write`, { key: slowKey, caller, body: {} });
-    await sleep(150);
+    const slow = send(`${lab.url}/lab/slow-write`, { key: slowKey, caller, body: {}, headers: { 'x-work-ms': '2000' } });
+    await handlerBackend();
     await send(`${lab.url}/lab/slow-write`, { key: slowKey, caller, body: {} });
     await slow;
     await send(`${lab.url}/lab/status/503`, { key: newKey(), caller, body: {} });

@@ -9,8 +9,11 @@ export function startDemoProcess(env: Record<string, string> = {}): Promise<Demo
   return startDemo({ databaseUrl: databaseUrl(), env });
 }
 
-/** Polls `check` every 20 ms until it returns a value other than undefined/false, or fails after `ms`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+/**
+ * Polls `check` every 20 ms until it returns a value other than undefined/false, or fails after
+ * `ms` (by default 30 s: reached only when the value never comes).
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();
