@@ -1,14 +1,6 @@
 import { IdempotencyConfigurationError, NotAnHttpRouteError } from '../../src/index.js';
-import { startLab, type RunningApp } from '../support/apps.js';
+import { bootstrapFailure, startLab } from '../support/apps.js';
 import { HybridController, MessageHandlerController, PaymentsResolver } from './non-http-handlers.controllers.js';
-
-/** The error a bootstrap failed with, or `undefined` (the app started, and is closed again). */
-function bootstrapFailure(starting: Promise<RunningApp>): Promise<unknown> {
-  return starting.then(
-    (app) => app.close().then(() => undefined),
-    (error: unknown) => error,
-  );
-}
 
 describe('@Idempotent() on a handler that is not an HTTP route fails the bootstrap', () => {
   it.each([

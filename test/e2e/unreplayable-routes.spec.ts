@@ -1,6 +1,6 @@
 import { IdempotencyConfigurationError, UnreplayableRouteError } from '../../src/index.js';
 import { keyRows, paymentCount } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, bootstrapFailure, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import {
   IdempotentClassWithSseController,
@@ -9,14 +9,6 @@ import {
   RawResponseController,
   SseController,
 } from '../support/unreplayable.controllers.js';
-
-/** The error a bootstrap failed with, or `undefined` (the app started, and is closed again). */
-function bootstrapFailure(starting: Promise<RunningApp>): Promise<unknown> {
-  return starting.then(
-    (app) => app.close().then(() => undefined),
-    (error: unknown) => error,
-  );
-}
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);

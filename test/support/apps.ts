@@ -150,6 +150,14 @@ async function startLabWith(
   return listen(app);
 }
 
+/** The error a bootstrap failed with, or `undefined` (the app started, and is closed again). */
+export function bootstrapFailure(starting: Promise<RunningApp>): Promise<unknown> {
+  return starting.then(
+    (app) => app.close().then(() => undefined),
+    (error: unknown) => error,
+  );
+}
+
 async function listen(app: INestApplication): Promise<RunningApp> {
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
