@@ -101,7 +101,7 @@ try {
       join(dir, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
-          target: 'ES2022', lib: ['ES2023', 'DOM'], strict: true, skipLibCheck: true, outDir: 'dist',
+          target: 'ES2022', lib: ['ES2023', 'DOM'], strict: true, skipLibCheck: true, rootDir: 'src', outDir: 'dist',
           experimentalDecorators: true, emitDecoratorMetadata: true, types: ['node'], ...app.compilerOptions,
         },
         include: ['src'],
@@ -125,6 +125,7 @@ try {
   }
   console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app and an ESM NestJS 12 / TypeORM 1 app');
 } catch (error) {
+  if (error.stdout) console.error(error.stdout);
   console.error(`smoke-pack: failed (${error.message.split('\n')[0]}); work folder: ${work}`);
   process.exitCode = 1;
 } finally {
