@@ -81,7 +81,7 @@ export interface IdempotencyModuleOptions {
 }
 
 /**
- * How a route holds its key while the handler runs (CONTRACT §4):
+ * How a route holds its key while the handler runs:
  * - `'transactional'` (default): the key is inserted in the transaction that carries the
  *   handler's business writes; both commit together or roll back together;
  * - `'lease'`: for effects outside the database (a card processor, an e-mail provider): the key is
@@ -115,7 +115,7 @@ export interface IdempotentRouteOptions {
   wait?: Duration;
 }
 
-/** Statuses that are retryable by nature and so never stored (CONTRACT §6). */
+/** Statuses that are retryable by nature and so never stored. */
 const TRANSIENT_4XX = new Set([408, 409, 425, 429]);
 
 /** The default failure policy: see {@link IdempotencyModuleOptions.storeResponse}. */
@@ -126,7 +126,7 @@ export const defaultStorePolicy: StorePolicy = (status) =>
 export const DEFAULT_MAX_RESPONSE_BYTES = 1_048_576;
 
 /**
- * Headers a replay carries when the first response had them (CONTRACT §6): where the result is,
+ * Headers a replay carries when the first response had them: where the result is,
  * and what describes the stored bytes (their type, content coding, language and disposition), so
  * that a replay of, say, gzip bytes says it is gzip.
  */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * How a route fingerprints its requests (CONTRACT §3):
+ * How a route fingerprints its requests:
  * - omitted: the whole JSON body plus the query string;
  * - a list of body field paths (`['amount', 'payer.id']`): only those fields plus the query;
  * - a function: its return value alone (canonicalised) is the fingerprint input.

@@ -5,7 +5,7 @@ import { keyFormatPredicate } from './key-format.js';
 /** RFC 8941 parameters after an sf-string (`;name` or `;name=value`): allowed, and ignored. */
 const SF_PARAMETERS = /^(?:; *[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\.)*"|[^;,\s"]+))?)+$/;
 
-/** The longest key accepted, in characters, after unquoting (CONTRACT §1). */
+/** The longest key accepted, in characters, after unquoting. */
 export const MAX_KEY_LENGTH = 255;
 
 /**

@@ -29,7 +29,7 @@ export const MAX_CALLER_BYTES = 256;
 const UNSTORABLE_CALLER = /[\0\p{Cs}]/u;
 
 /**
- * Reads the key, the scope and the fingerprint of an HTTP request (CONTRACT §1–3). Returns
+ * Reads the key, the scope and the fingerprint of an HTTP request. Returns
  * `undefined` when the key is absent on a route that does not require it; throws a problem for
  * everything a client must fix.
  */

@@ -8,7 +8,7 @@ import {
 
 /**
  * Why the responses of a route handler cannot be recorded and replayed, or `undefined` when
- * they can. Two shapes are refused (CONTRACT §6):
+ * they can. Two shapes are refused:
  * - `@Sse()`: an event stream has no final response to store;
  * - `@Res()` or `@Next()` without `passthrough: true`: the handler answers by itself, so Nest
  *   sends nothing on a replay and the retry would hang.

@@ -29,7 +29,7 @@ export interface SweepResult {
 }
 
 /**
- * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval` (CONTRACT §7).
+ * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`.
  * Each batch takes a PostgreSQL advisory lock for its own statement, so only one instance deletes
  * at a time, and a run that finds it taken stops (another instance is sweeping); runs never
  * overlap; shutdown waits for a run in progress to finish its batch (at most 5 s, then its

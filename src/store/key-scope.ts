@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-/** Where a key belongs (CONTRACT §2): the same key in another scope is another request. */
+/** Where a key belongs: the same key in another scope is another request. */
 export interface KeyScope {
   key: string;
   /** The caller id; `''` is the shared scope of unidentified callers (opt-in). */

@@ -1,7 +1,7 @@
 import type { StoredResponse } from '../response/stored-response.js';
 import type { KeyHold } from './key-hold.js';
 
-/** What reserving a key found (CONTRACT §4, §5, §6). */
+/** What reserving a key found. */
 export type Reservation =
   /** The key is ours: run the handler, then end the hold. */
   | { kind: 'held'; hold: KeyHold }
