@@ -8,8 +8,9 @@ export const IDEMPOTENT_ROUTE = 'nestjs-pg-idempotency:route';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /**
- * DI token of the store as `IdempotencyTransaction` needs it, shared by both builds of the package
- * (`Symbol.for`): a CommonJS dependency's copy of `IdempotencyTransaction` resolves it from the
- * module the app imported from the ESM build, and the other way round.
+ * DI token of what `IdempotencyTransaction` needs of the app's database (the handle outside a key
+ * transaction), shared by both builds of the package (`Symbol.for`): a CommonJS dependency's copy
+ * of `IdempotencyTransaction` resolves it from the module the app imported from the ESM build,
+ * and the other way round.
  */
-export const IDEMPOTENCY_STORE = Symbol.for('nestjs-pg-idempotency.store.v1');
+export const HANDLER_DATABASE = Symbol.for('nestjs-pg-idempotency.handler-database.v1');

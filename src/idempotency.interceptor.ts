@@ -1,24 +1,20 @@
 import { type CallHandler, type ExecutionContext, Inject, Injectable, Logger, type NestInterceptor } from '@nestjs/common';
-import { Reflector } from '@nestjs/core';
 import type { ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, of } from 'rxjs';
 import { IdempotencyEvents } from './events/idempotency-events.js';
-import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from './idempotency.constants.js';
-import {
-  type IdempotencySettings,
-  type IdempotentRouteOptions,
-  resolveRouteOptions,
-  type RouteSettings,
-} from './idempotency.options.js';
-import { type IdempotentRequest, readIdempotentRequest } from './key/idempotent-request.js';
-import { IdempotencyProblem, ProblemType } from './problems.js';
-import { storeUnavailable, withProblemHeaders } from './response/problem-headers.js';
+import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
+import { IdempotentRoutes } from './options/idempotent-routes.js';
+import type { IdempotencySettings, RouteSettings } from './options/settings.js';
+import { type IdempotentRequest, readIdempotentRequest } from './parse/idempotent-request.js';
+import { IdempotencyProblem, Problems } from './problems.js';
+import { OutcomeRecorder } from './record/outcome-recorder.js';
+import { KeyReserver } from './reserve/key-reserver.js';
+import type { Reservation } from './reserve/reservation.js';
+import { awaitTurn } from './reserve/wait-mode.js';
+import { withProblemHeaders } from './response/problem-headers.js';
 import { replaceResponse } from './response/response-capture.js';
 import { replayOf } from './response/stored-response.js';
-import { HeldKeyRun } from './run/held-key-run.js';
-import { IdempotencyStore } from './store/idempotency.store.js';
-import type { Reservation } from './store/reservation.js';
+import { KeyRun } from './run/key-run.js';
 
 /** Marks a request this interceptor already handles, with how it handles it (see `Handling`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
@@ -35,48 +31,37 @@ const HANDLED = Symbol('nestjs-pg-idempotency:handled');
  * - `answered` (a 409, a 503, a replay: the handler never ran): the whole pipeline runs again, as
  *   for a retry from the client.
  */
-type Handling = { kind: 'passing' } | { kind: 'running'; run: HeldKeyRun } | { kind: 'answered' };
+type Handling = { kind: 'passing' } | { kind: 'running'; run: KeyRun } | { kind: 'answered' };
 
 /**
- * The request pipeline of an `@Idempotent()` route: parse → reserve → run or replay → record.
+ * The request pipeline of an `@Idempotent()` route: parse → reserve → run, replay or refuse.
  * The outcome is captured where the platform writes it, after every serializer, interceptor and
  * exception filter, and recorded (or the key released) before the response leaves.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
   private readonly logger = new Logger('Idempotency');
-  /**
-   * Each route's settings, by controller class and then handler: an inherited handler is one
-   * function for every subclass, each of which may mark it differently.
-   */
-  private readonly routes = new WeakMap<object, WeakMap<object, RouteSettings | null>>();
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
-    private readonly store: IdempotencyStore,
-    private readonly reflector: Reflector,
+    private readonly routes: IdempotentRoutes,
+    private readonly reserver: KeyReserver,
     private readonly events: IdempotencyEvents,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     if (context.getType() !== 'http') return next.handle();
+    // Registered globally (APP_INTERCEPTOR), it meets every route: those without @Idempotent() pass.
+    const route = this.routes.of(context.getClass(), context.getHandler());
+    if (!route) return next.handle();
     const request = context.switchToHttp().getRequest();
     const response = context.switchToHttp().getResponse();
     const raw: ServerResponse = response.raw ?? response;
-    const route = this.routeSettings(context);
-    // Registered globally (APP_INTERCEPTOR), it meets every route: those without @Idempotent() pass.
-    if (!route) return next.handle();
     const handled: Handling | undefined = request[HANDLED];
     if (handled?.kind === 'passing') return next.handle();
     if (handled?.kind === 'running') {
       if (handled.run.isEnteredFromWithin()) return next.handle();
-      throw withProblemHeaders(
-        raw,
-        new IdempotencyProblem(
-          ProblemType.HandlerRunTwice,
-          'the handler of this @Idempotent() request was started a second time (an interceptor retried it); it runs once per request, so the retry was refused and nothing is kept',
-        ),
-      );
+      throw withProblemHeaders(raw, Problems.runTwice());
     }
     request[HANDLED] = { kind: 'answered' } satisfies Handling;
     try {
@@ -85,13 +70,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
         request[HANDLED] = { kind: 'passing' } satisfies Handling;
         return next.handle();
       }
-      let reservation = await this.reserve(raw, idempotent, route);
-      if (reservation.kind === 'in-progress' && route.waitMs > 0) reservation = await this.awaitTurn(raw, idempotent, route, reservation);
+      let reservation = await this.reserve(idempotent, route);
+      if (reservation.kind === 'in-progress' && route.waitMs > 0) {
+        reservation = await awaitTurn(() => this.reserve(idempotent, route), route.waitMs, reservation);
+      }
       switch (reservation.kind) {
         case 'held': {
-          const run = new HeldKeyRun(this.settings, this.events, route, reservation.hold);
+          const run = new KeyRun(route, new OutcomeRecorder(this.settings, this.events, route, reservation.hold), idempotent);
           request[HANDLED] = { kind: 'running', run } satisfies Handling;
-          return run.start(next, raw, idempotent);
+          return run.start(next, raw);
         }
         case 'completed':
           this.events.emit({ type: 'replayed', handler: route.handler, status: reservation.response.status });
@@ -99,70 +86,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
           return of(undefined);
         case 'mismatch':
           this.events.emit({ type: 'mismatch', handler: route.handler });
-          throw new IdempotencyProblem(
-            ProblemType.KeyReused,
-            'this Idempotency-Key was already used with a different request payload; use a new key for a new request',
-          );
+          throw Problems.keyReused();
         case 'in-progress':
           this.events.emit({ type: 'in-progress', handler: route.handler });
-          throw new IdempotencyProblem(
-            ProblemType.KeyInUse,
-            'a request with this Idempotency-Key is still being processed; retry after the Retry-After delay',
-            { 'Retry-After': String(reservation.retryAfterSeconds ?? route.retryAfterSeconds) },
-          );
+          throw Problems.keyInUse(reservation.retryAfterSeconds ?? route.retryAfterSeconds);
       }
     } catch (error) {
       throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error) : error;
     }
   }
 
-  private async reserve(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
-    const key = { ...request, ttlMs: route.ttlMs };
+  private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     try {
-      return route.mode === 'lease'
-        ? await this.store.reserveLease(key, route.leaseMs, route.renewLease)
-        : await this.store.reserve(key);
+      return await this.reserver.reserve({ ...request, ttlMs: route.ttlMs }, route);
     } catch (error) {
-      this.logFailure('reserving an idempotency key', error as Error);
-      throw storeUnavailable('the idempotency store cannot be reached', route.retryAfterSeconds);
+      this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
+      throw Problems.storeUnavailable('reserving', route.retryAfterSeconds);
     }
-  }
-
-  /**
-   * Wait mode: asks again, with a growing, jittered pause (50 ms to 500 ms) and no connection
-   * held in between, until the key is no longer in progress or `route.waitMs` has passed.
-   */
-  private async awaitTurn(raw: ServerResponse, request: IdempotentRequest, route: RouteSettings, first: Reservation): Promise<Reservation> {
-    const deadline = Date.now() + route.waitMs;
-    let pause = 50;
-    let last = first;
-    for (;;) {
-      const left = deadline - Date.now();
-      // Past the wait, the last answer stands, with its Retry-After (a lease's seconds left).
-      if (left <= 0) return last;
-      await sleep(Math.min(left, pause / 2 + Math.random() * pause));
-      pause = Math.min(pause * 2, 500);
-      last = await this.reserve(raw, request, route);
-      if (last.kind !== 'in-progress') return last;
-    }
-  }
-
-  private logFailure(what: string, error: Error): void {
-    this.logger.error(`${what} failed: ${error.message}`);
-  }
-
-  /** The route's settings; `undefined` for a route without `@Idempotent()`. */
-  private routeSettings(context: ExecutionContext): RouteSettings | undefined {
-    const handler = context.getHandler();
-    const controller = context.getClass();
-    let routes = this.routes.get(controller);
-    if (!routes) this.routes.set(controller, (routes = new WeakMap()));
-    let route = routes.get(handler);
-    if (route === undefined) {
-      const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [handler, controller]);
-      route = options === undefined ? null : resolveRouteOptions(this.settings, options, `${controller.name}.${handler.name}`, controller);
-      routes.set(handler, route);
-    }
-    return route ?? undefined;
   }
 }

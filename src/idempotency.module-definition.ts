@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { IdempotencyModuleOptions } from './idempotency.options.js';
+import type { IdempotencyModuleOptions } from './options/module-options.js';
 
 /**
  * `forRoot(options)` and `forRootAsync({ imports, inject, useFactory | useClass | useExisting })`.

@@ -2,13 +2,17 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { IdempotencyEvents } from './events/idempotency-events.js';
 import { PrometheusMetrics } from './events/prometheus-metrics.js';
-import { IDEMPOTENCY_SETTINGS, IDEMPOTENCY_STORE } from './idempotency.constants.js';
+import { TransactionHost } from './hosts/transaction-host.js';
+import { TypeOrmTransactionHost } from './hosts/typeorm/typeorm-host.js';
+import { HANDLER_DATABASE, IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
-import { type IdempotencyModuleOptions, resolveModuleOptions } from './idempotency.options.js';
+import { IdempotentRoutes } from './options/idempotent-routes.js';
+import type { IdempotencyModuleOptions } from './options/module-options.js';
+import { resolveModuleOptions } from './options/settings.js';
+import { KeyReserver } from './reserve/key-reserver.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
-import { IdempotencyStore } from './store/idempotency.store.js';
-import { IdempotencySweeper } from './store/idempotency.sweeper.js';
+import { IdempotencySweeper } from './sweeper/idempotency.sweeper.js';
 import { IdempotencyTransaction } from './transaction/idempotency-transaction.js';
 
 /**
@@ -27,8 +31,10 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
       useFactory: (options: IdempotencyModuleOptions) => resolveModuleOptions(options),
       inject: [MODULE_OPTIONS_TOKEN],
     },
-    IdempotencyStore,
-    { provide: IDEMPOTENCY_STORE, useExisting: IdempotencyStore },
+    { provide: TransactionHost, useClass: TypeOrmTransactionHost },
+    { provide: HANDLER_DATABASE, useExisting: TransactionHost },
+    IdempotentRoutes,
+    KeyReserver,
     IdempotencySweeper,
     IdempotencyTransaction,
     IdempotencyInterceptor,
@@ -38,8 +44,10 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
   ],
   exports: [
     IDEMPOTENCY_SETTINGS,
-    IdempotencyStore,
-    IDEMPOTENCY_STORE,
+    TransactionHost,
+    HANDLER_DATABASE,
+    IdempotentRoutes,
+    KeyReserver,
     IdempotencySweeper,
     IdempotencyTransaction,
     IdempotencyInterceptor,

@@ -1,16 +1,16 @@
 export { IdempotencyModule } from './idempotency.module.js';
 export { Idempotent } from './idempotent.decorator.js';
 export { IdempotencyInterceptor } from './idempotency.interceptor.js';
-export {
-  type CallerResolver,
-  DEFAULT_MAX_RESPONSE_BYTES,
-  defaultStorePolicy,
-  type IdempotencyMode,
-  type IdempotencyModuleOptions,
-  type IdempotentRouteOptions,
-  REPLAYED_HEADERS,
-  type StorePolicy,
-} from './idempotency.options.js';
+export type {
+  CallerResolver,
+  DataSourceLike,
+  IdempotencyMode,
+  IdempotencyModuleOptions,
+  IdempotentRouteOptions,
+  ReplayCacheOptions,
+  StorePolicy,
+} from './options/module-options.js';
+export { DEFAULT_MAX_RESPONSE_BYTES, defaultStorePolicy, REPLAYED_HEADERS } from './options/defaults.js';
 export { REPLAYED_HEADER } from './idempotency.constants.js';
 export {
   type CorsHeaderOptions,
@@ -20,14 +20,12 @@ export {
 } from './idempotency.cors.js';
 export { IdempotencyConfigurationError, NotAnHttpRouteError, UnreplayableRouteError } from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './problems.js';
-export type { Duration } from './key/duration.js';
-export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';
-export type { KeyFormat } from './key/key-format.js';
-export { IdempotencyStore } from './store/idempotency.store.js';
+export type { Duration } from './options/duration.js';
+export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './parse/fingerprint.js';
+export type { KeyFormat } from './parse/key-format.js';
 export type { IdempotencyEvent } from './events/idempotency-event.js';
 export { IdempotencyEvents, type IdempotencyEventListener } from './events/idempotency-events.js';
-export type { ReplayCacheOptions } from './store/local-keys.js';
-export { IdempotencySweeper, type SweepResult } from './store/idempotency.sweeper.js';
+export { IdempotencySweeper, type SweepResult } from './sweeper/idempotency.sweeper.js';
 export { IdempotencyTransaction } from './transaction/idempotency-transaction.js';
 export { IdempotencyManager } from './transaction/idempotency-manager.decorator.js';
 export { CreateIdempotencyKeys1795996800000 } from './migrations/create-idempotency-keys.migration.js';

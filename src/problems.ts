@@ -81,3 +81,109 @@ export class IdempotencyProblem extends HttpException {
     this.headers = headers;
   }
 }
+
+/** Why a key header was refused (400 `key-malformed`). */
+const MALFORMED_KEY = {
+  'several-headers': 'several Idempotency-Key headers were sent; send one',
+  'several-values': 'several Idempotency-Key values were sent; send one',
+  empty: 'the Idempotency-Key header is empty',
+  'too-long': 'the Idempotency-Key is longer than 255 characters',
+  'not-a-token': 'the Idempotency-Key must be a single token or an RFC 8941 quoted string',
+  'bad-escape': 'invalid escape in the quoted Idempotency-Key',
+  'not-printable': 'the quoted Idempotency-Key holds a character outside printable ASCII',
+  unterminated: 'the quoted Idempotency-Key has no closing quote',
+  format: 'the Idempotency-Key does not have the accepted format (a UUID or a ULID)',
+} as const;
+
+export type MalformedKey = keyof typeof MALFORMED_KEY;
+
+const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After': String(seconds) });
+
+/**
+ * Every problem the module answers with, and its detail text: the one place a client-facing
+ * sentence is written.
+ */
+export const Problems = {
+  keyMissing: () => new IdempotencyProblem(ProblemType.KeyMissing, 'send an Idempotency-Key header (a UUID or a ULID) with this request'),
+  keyMalformed: (why: MalformedKey) => new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why]),
+  keyInUse: (retryAfterSeconds: number) =>
+    new IdempotencyProblem(
+      ProblemType.KeyInUse,
+      'a request with this Idempotency-Key is still being processed; retry after the Retry-After delay',
+      retryAfter(retryAfterSeconds),
+    ),
+  leaseTakenOver: (retryAfterSeconds: number) =>
+    new IdempotencyProblem(
+      ProblemType.KeyInUse,
+      'the lease on this Idempotency-Key ended before the request finished and another request took it over; retry to get the recorded outcome',
+      retryAfter(retryAfterSeconds),
+    ),
+  keyReused: () =>
+    new IdempotencyProblem(
+      ProblemType.KeyReused,
+      'this Idempotency-Key was already used with a different request payload; use a new key for a new request',
+    ),
+  callerUnidentified: () =>
+    new IdempotencyProblem(
+      ProblemType.CallerUnidentified,
+      'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller',
+    ),
+  callerUnstorable: (maxBytes: number) =>
+    new IdempotencyProblem(
+      ProblemType.CallerUnidentified,
+      `the caller id resolved for this request cannot scope a key: it must be at most ${maxBytes} bytes of UTF-8, without NUL characters or unpaired surrogates`,
+    ),
+  endpointTooLong: (maxLength: number) =>
+    new IdempotencyProblem(ProblemType.EndpointTooLong, `idempotent request paths are limited to ${maxLength} characters`),
+  bodyNotParsed: () =>
+    new IdempotencyProblem(
+      ProblemType.BodyNotParsed,
+      'this request has a body no parser had read when its Idempotency-Key was checked, so a retry with another payload could not be told apart: ' +
+        'send JSON or a URL-encoded form, or give the route a fingerprint function',
+    ),
+  bodyTooDeep: (maxDepth: number) =>
+    new IdempotencyProblem(ProblemType.BodyTooDeep, `request bodies of idempotent routes may nest at most ${maxDepth} levels deep`),
+  /** The 503 of database trouble: nothing was kept, retry after `retryAfterSeconds`. */
+  storeUnavailable: (when: 'reserving' | 'handling' | 'recording' | 'recording-after-effects', retryAfterSeconds: number) =>
+    new IdempotencyProblem(ProblemType.StoreUnavailable, `${UNAVAILABLE[when]}; retry later with the same key`, retryAfter(retryAfterSeconds)),
+  /** The database refused the key's transaction itself: a retry fails the same way. */
+  outcomeRefused: (mode: 'transactional' | 'lease') =>
+    new IdempotencyProblem(
+      ProblemType.OutcomeNotRecorded,
+      `${UNAVAILABLE[mode === 'lease' ? 'recording-after-effects' : 'recording']}: the database refused the transaction`,
+    ),
+  notReplayable: (what: 'a StreamableFile') =>
+    new IdempotencyProblem(
+      ProblemType.ResponseNotReplayable,
+      `an @Idempotent() handler returned ${what}, whose bytes cannot be recorded and replayed; return a value instead`,
+    ),
+  severalValues: () =>
+    new IdempotencyProblem(
+      ProblemType.ResponseNotReplayable,
+      'an @Idempotent() handler returned an Observable that emitted more than one value, which has no single ' +
+        'response to record and replay; return one value (a Promise, or an Observable of one value) instead',
+    ),
+  tooLarge: (bytes: number, maxBytes: number) =>
+    new IdempotencyProblem(
+      ProblemType.ResponseTooLarge,
+      `the response (${bytes} bytes) is larger than maxResponseBytes (${maxBytes}), so it could not be ` +
+        'recorded for replay and nothing was kept; return a smaller body or raise maxResponseBytes for this route',
+    ),
+  failedAfterAnswer: () =>
+    new IdempotencyProblem(
+      ProblemType.HandlerFailedAfterAnswer,
+      'the handler failed after it had sent its answer, so that answer was withdrawn and nothing was recorded; a retry runs the request again',
+    ),
+  runTwice: () =>
+    new IdempotencyProblem(
+      ProblemType.HandlerRunTwice,
+      'the handler of this @Idempotent() request was started a second time (an interceptor retried it); it runs once per request, so the retry was refused and nothing is kept',
+    ),
+} as const;
+
+const UNAVAILABLE = {
+  reserving: 'the idempotency store cannot be reached',
+  handling: 'the database failed while handling this request; nothing was kept',
+  recording: 'the outcome could not be recorded, so nothing was kept',
+  'recording-after-effects': "the outcome could not be recorded; the handler's work was done, and a retry may run it again",
+} as const;

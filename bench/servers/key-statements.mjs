@@ -1,20 +1,22 @@
 // The floors of the module's design: the baseline's handler in a transaction that also sends
 // the key's statements the way transactional mode sends them for a fresh key (with START
-// TRANSACTION and with COMMIT: the baseline's round trips), through the library's own functions,
-// with no interceptor, no response capture and no AsyncLocalStorage.
+// TRANSACTION and with COMMIT: the baseline's round trips), through the library's own TypeORM
+// transaction host, with no interceptor, no response capture and no AsyncLocalStorage.
 // - KEY_STATEMENTS=reservation (default): the key's lock and row lookup and the handler's
-//   savepoint, then the key row's INSERT: what transactional mode sends. Between this server and the module lies the module's
-//   own work in the server; between it and the baseline, what the key's statements cost.
+//   savepoint, then the key row's INSERT … ON CONFLICT: what transactional mode sends. Between
+//   this server and the module lies the module's own work in the server; between it and the
+//   baseline, what the key's statements cost.
 // - KEY_STATEMENTS=insert: the key row's INSERT alone, with no lock and no lookup (which could not
 //   keep a concurrent duplicate from running, nor find a recorded outcome): the ceiling of any
 //   design that records the key in the handler's transaction.
 import { randomUUID } from 'node:crypto';
 import { serverEnv } from './common.mjs';
 import { Payment, servePlainApp } from './plain-app.mjs';
-import { commitWith, startTransactionWith } from '../../dist/esm/store/combined-statements.js';
-import { scopeLockId } from '../../dist/esm/store/key-scope.js';
-import { rollbackAndRelease } from '../../dist/esm/store/release-query-runner.js';
-import { HANDLER_SAVEPOINT, INSERT_OUTCOME, KEY_ROW, LOCK_KEY } from '../../dist/esm/store/store.sql.js';
+import { TypeOrmTransactionHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
+import { resolveModuleOptions } from '../../dist/esm/options/settings.js';
+import { scopeKey } from '../../dist/esm/parse/scoped-key.js';
+import { RECORD_OUTCOME } from '../../dist/esm/record/record.sql.js';
+import { KEY_ROW, LOCK_KEY } from '../../dist/esm/reserve/reservation.sql.js';
 
 const { databaseUrl } = serverEnv();
 const statements = process.env.KEY_STATEMENTS ?? 'reservation';
@@ -22,28 +24,40 @@ if (statements !== 'reservation' && statements !== 'insert') throw new Error(`KE
 const fingerprint = Buffer.alloc(32, 7);
 const headers = JSON.stringify([['content-type', 'application/json; charset=utf-8']]);
 const ttlMs = 86_400_000;
+/** One host per DataSource (the app has one). */
+const hosts = new WeakMap();
+
+async function hostOf(dataSource) {
+  let host = hosts.get(dataSource);
+  if (!host) {
+    host = new TypeOrmTransactionHost(resolveModuleOptions({ dataSource }), undefined);
+    hosts.set(dataSource, host);
+    await host.onModuleInit();
+  }
+  return host;
+}
 
 await servePlainApp(databaseUrl, async (dataSource, dto, request) => {
-  const scope = { key: randomUUID(), caller: request.user.id, endpoint: 'POST /payments' };
-  const queryRunner = dataSource.createQueryRunner('master');
+  const host = await hostOf(dataSource);
+  const scope = scopeKey(randomUUID(), request.user.id, 'POST /payments');
+  const reservation =
+    statements === 'insert'
+      ? []
+      : [
+          [LOCK_KEY, [scope.lockId]],
+          [KEY_ROW, [scope.key, scope.caller, scope.endpoint, fingerprint]],
+        ];
+  const { transaction, results } = await host.begin(reservation, [RECORD_OUTCOME]);
   try {
-    if (statements === 'insert') await startTransactionWith(queryRunner, []);
-    else {
-      const [[lock], rows] = await startTransactionWith(queryRunner, [
-        [LOCK_KEY, [scopeLockId(scope)]],
-        [KEY_ROW, [scope.key, scope.caller, scope.endpoint, fingerprint]],
-      ], [], HANDLER_SAVEPOINT);
-      if (lock.locked !== true || rows.length > 0) throw new Error('a fresh key was found taken');
-    }
-    const payments = queryRunner.manager.getRepository(Payment);
+    if (statements === 'reservation' && (results[0].rows[0].locked !== true || results[1].rows.length > 0)) throw new Error('a fresh key was found taken');
+    const payments = transaction.handle.getRepository(Payment);
     const saved = await payments.save(payments.create({ ...dto, caller: scope.caller }));
     const payment = await payments.findOneByOrFail({ id: saved.id });
     const body = Buffer.from(JSON.stringify(payment));
-    await commitWith(queryRunner, INSERT_OUTCOME, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]);
-    await queryRunner.release();
+    await transaction.commitWith([RECORD_OUTCOME, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]], false);
     return payment;
   } catch (error) {
-    await rollbackAndRelease(queryRunner);
+    await transaction.end('rollback').catch(() => undefined);
     throw error;
   }
 });

@@ -1,4 +1,4 @@
-import type { IdempotencyMode } from '../idempotency.options.js';
+import type { IdempotencyMode } from '../options/module-options.js';
 
 /**
  * What happened to an idempotent request, or to the table. `handler` names the route as

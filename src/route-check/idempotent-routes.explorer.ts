@@ -1,8 +1,8 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
+import { IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { NotAnHttpRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
-import { type IdempotencySettings, type IdempotentRouteOptions, resolveRouteOptions } from '../idempotency.options.js';
+import { IdempotentRoutes } from '../options/idempotent-routes.js';
 import { PATH_METADATA, PATTERN_METADATA } from './nest-route-metadata.js';
 import { unreplayableReason } from './unreplayable-route.js';
 
@@ -14,11 +14,12 @@ import { unreplayableReason } from './unreplayable-route.js';
  * - an `@Idempotent()` route (by method or by class) whose responses cannot be replayed:
  *   {@link UnreplayableRouteError}, naming each such route and how to fix it;
  * - an invalid route option: the option's error.
+ * Each route's settings are resolved here, once, into `IdempotentRoutes`.
  */
 @Injectable()
 export class IdempotentRoutesExplorer implements OnModuleInit {
   constructor(
-    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    private readonly routes: IdempotentRoutes,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
@@ -32,11 +33,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
       if (!controller?.prototype) continue;
       for (const name of this.scanner.getAllMethodNames(controller.prototype)) {
         const handler = controller.prototype[name];
-        const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [
-          handler,
-          controller,
-        ]);
-        if (options === undefined) continue;
+        if (this.reflector.getAllAndOverride(IDEMPOTENT_ROUTE, [handler, controller]) === undefined) continue;
         if (Reflect.getMetadata(PATTERN_METADATA, handler) !== undefined) {
           notHttp.push(`${controller.name}.${name} (a @MessagePattern() / @EventPattern() handler)`);
           continue;
@@ -46,7 +43,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
           if (this.reflector.get(IDEMPOTENT_ROUTE, handler) !== undefined) notHttp.push(`${controller.name}.${name} (not a route)`);
           continue;
         }
-        resolveRouteOptions(this.settings, options, `${controller.name}.${name}`, controller);
+        this.routes.of(controller, handler);
         const reason = unreplayableReason(controller, name);
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }

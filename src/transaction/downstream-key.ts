@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KeyScope } from '../store/key-scope.js';
+import type { ScopedKey } from '../parse/scoped-key.js';
 
 /**
  * A stable idempotency key for a downstream provider, derived from the scoped key and a name for
@@ -7,7 +7,7 @@ import type { KeyScope } from '../store/key-scope.js';
  * after a lease takeover, so the provider de-duplicates the effect too. Formatted as a UUID
  * (version 8, RFC 9562), which providers accept as an opaque key.
  */
-export function deriveDownstreamKey(scope: KeyScope, name: string): string {
+export function deriveDownstreamKey(scope: ScopedKey, name: string): string {
   const hash = createHash('sha256')
     .update(JSON.stringify(['nestjs-pg-idempotency:downstream', scope.caller, scope.endpoint, scope.key, name]))
     .digest();

@@ -7,5 +7,5 @@ import { executionContext } from './transaction-context.js';
  * (`undefined` in lease mode, and when a `required: false` route ran without a key).
  */
 export const IdempotencyManager = createParamDecorator(
-  (_data: unknown): EntityManager | undefined => executionContext.getStore()?.manager,
+  (_data: unknown): EntityManager | undefined => executionContext.getStore()?.handle as EntityManager | undefined,
 );

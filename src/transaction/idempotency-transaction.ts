@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
-import { IDEMPOTENCY_STORE } from '../idempotency.constants.js';
+import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
+import { HANDLER_DATABASE } from '../idempotency.constants.js';
 import { deriveDownstreamKey } from './downstream-key.js';
 import { executionContext } from './transaction-context.js';
 
@@ -18,20 +18,20 @@ import { executionContext } from './transaction-context.js';
  *
  * A library that requires the other build of the package (CommonJS beside the app's ESM, or the
  * other way round) lists its copy of `IdempotencyTransaction` in its own module's providers: it
- * resolves the app's store and sees the same key transactions.
+ * resolves the app's database and sees the same key transactions.
  */
 @Injectable()
 export class IdempotencyTransaction {
-  constructor(@Inject(IDEMPOTENCY_STORE) private readonly store: { readonly dataSource: DataSource }) {}
+  constructor(@Inject(HANDLER_DATABASE) private readonly database: { readonly defaultHandle: unknown }) {}
 
   /** The key's EntityManager inside a transactional-mode request, else the DataSource's manager. */
   get manager(): EntityManager {
-    return executionContext.getStore()?.manager ?? this.store.dataSource.manager;
+    return (executionContext.getStore()?.handle ?? this.database.defaultHandle) as EntityManager;
   }
 
   /** Whether the calling code runs inside a transactional-mode request's transaction. */
   get isActive(): boolean {
-    return executionContext.getStore()?.manager !== undefined;
+    return executionContext.getStore()?.handle !== undefined;
   }
 
   /** A repository bound to {@link manager}. */

@@ -1,12 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { EntityManager } from 'typeorm';
-import type { KeyScope } from '../store/key-scope.js';
+import type { ScopedKey } from '../parse/scoped-key.js';
 
 /** What the code an idempotent handler runs can reach: its key and, in transactional mode, its transaction. */
 export interface IdempotentExecution {
-  scope: KeyScope;
-  /** The key transaction's EntityManager; absent in lease mode. */
-  manager?: EntityManager;
+  scope: ScopedKey;
+  /** The key transaction's database handle (a TypeORM EntityManager); absent in lease mode. */
+  readonly handle?: unknown;
 }
 
 /**
@@ -15,7 +14,7 @@ export interface IdempotentExecution {
  * sees the key's transaction the other opened. The suffix is the shape of `IdempotentExecution`:
  * a release that changes the shape changes the suffix.
  */
-const CONTEXT_KEY = Symbol.for('nestjs-pg-idempotency.execution-context.v1');
+const CONTEXT_KEY = Symbol.for('nestjs-pg-idempotency.execution-context.v2');
 
 type ContextHolder = { [CONTEXT_KEY]?: AsyncLocalStorage<IdempotentExecution> };
 

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
-import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/store/store.sql.js';
+import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
 import { keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -59,17 +59,18 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const key = newKey();
       await seedExpiredOutcome(key, caller, 'POST /lab/twin');
-      // The sweeper's own batch, in a transaction held open: the reservation's takeover waits on its row.
+      // The sweeper's own batch, in a transaction held open: the key's row, written over the expired
+      // one at the commit, waits on it.
       const sweeper = new pg.Client({ connectionString: databaseUrl() });
       await sweeper.connect();
       try {
         await sweeper.query('BEGIN');
-        expect((await sweeper.query(SWEEP_BATCH, [1000, SWEEP_LOCK_ID])).rows[0].deleted).toBeGreaterThanOrEqual(1);
+        expect((await sweeper.query(SWEEP_BATCH.text, [1000, SWEEP_LOCK_ID])).rows[0].deleted).toBeGreaterThanOrEqual(1);
         const request = send(`${lab.url}/lab/twin`, { key, caller, body: {} });
         await until(async () => {
-          const waiting = await sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%take_over%'`);
+          const waiting = await sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%record_outcome%'`);
           return waiting.length === 1;
-        }, 'the takeover waiting on the batch');
+        }, 'the key row waiting on the batch');
         await sweeper.query('COMMIT');
         const answer = await request;
         expect({ status: answer.status, type: answer.json?.type }).toEqual({ status: 201, type: undefined });

@@ -1,13 +1,14 @@
-import { parseIdempotencyKey } from '../../src/key/idempotency-key.parser.js';
+import { parseIdempotencyKey } from '../../src/parse/idempotency-key.parser.js';
+import { type KeyFormat, keyFormatPredicate } from '../../src/parse/key-format.js';
 import { IdempotencyProblem, ProblemType } from '../../src/problems.js';
 
 const UUID = '8e03978e-40d5-43e8-bc93-6894a57f9324';
 const UUID_V7 = '01932c07-209c-7a87-9a43-1e5d2b7c3f10';
 const ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
-const parse = (values: string[], format: Parameters<typeof parseIdempotencyKey>[1] = 'uuid-or-ulid') =>
-  parseIdempotencyKey(values.flatMap((value) => ['Idempotency-Key', value]), format);
+const parse = (values: string[], format: KeyFormat = 'uuid-or-ulid') =>
+  parseIdempotencyKey(values.flatMap((value) => ['Idempotency-Key', value]), keyFormatPredicate(format));
 
-function rejection(values: string[], format?: Parameters<typeof parseIdempotencyKey>[1]): IdempotencyProblem {
+function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
   try {
     parse(values, format);
   } catch (error) {
@@ -19,7 +20,7 @@ function rejection(values: string[], format?: Parameters<typeof parseIdempotency
 
 describe('parseIdempotencyKey', () => {
   it('returns undefined when the header is absent', () => {
-    expect(parseIdempotencyKey(['Content-Type', 'application/json'], 'uuid-or-ulid')).toBeUndefined();
+    expect(parseIdempotencyKey(['Content-Type', 'application/json'], keyFormatPredicate('uuid-or-ulid'))).toBeUndefined();
   });
 
   it.each([UUID, UUID.toUpperCase(), UUID_V7, ULID])('accepts %s bare and as an RFC 8941 sf-string', (key) => {
@@ -34,7 +35,7 @@ describe('parseIdempotencyKey', () => {
   });
 
   it('matches the header name case-insensitively', () => {
-    expect(parseIdempotencyKey(['idempotency-KEY', UUID], 'uuid-or-ulid')).toBe(UUID);
+    expect(parseIdempotencyKey(['idempotency-KEY', UUID], keyFormatPredicate('uuid-or-ulid'))).toBe(UUID);
   });
 
   it.each([

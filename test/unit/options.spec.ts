@@ -1,4 +1,4 @@
-import { resolveModuleOptions, resolveRouteOptions } from '../../src/idempotency.options.js';
+import { resolveModuleOptions, resolveRouteOptions } from '../../src/options/settings.js';
 
 describe('the renewLease option', () => {
   it('is on by default; a module or a route can turn it off', () => {

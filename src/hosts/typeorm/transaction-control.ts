@@ -1,0 +1,109 @@
+import { Logger } from '@nestjs/common';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { HANDLER_SAVEPOINT, READ_COMMITTED, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from '../pg/key-transaction-sql.js';
+import type { PgClient } from '../pg/pg-client.js';
+import type { MessagePart, StatementSender } from '../pg/statement-sender.js';
+import type { SqlStatement, Statement, StatementResult } from '../transaction-host.js';
+import type { TypeOrmAccess } from './self-check.js';
+import { setTransactionState } from './transaction-state.js';
+
+const logger = new Logger('Idempotency');
+
+/** One connection's key transaction as the TypeORM adapter drives it. */
+export interface KeyConnection {
+  queryRunner: QueryRunner;
+  client: PgClient;
+}
+
+/**
+ * How the TypeORM adapter starts, commits and ends a key transaction on a QueryRunner (see
+ * `TypeOrmAccess`). Subscribers hear the transaction's events as TypeORM would announce them: a
+ * start, then a commit, or a rollback when the handler's writes were rolled back (a rollback of
+ * the savepoint, as TypeORM announces a nested one); one failing after the end is logged (what
+ * was committed stands).
+ */
+export interface TransactionControl {
+  /** Starts the transaction, sends `parts`, sets the handler's savepoint; returns the parts' results. */
+  open(connection: KeyConnection, parts: readonly Statement[], later: readonly SqlStatement[]): Promise<StatementResult[]>;
+  /** Sends `statement` (after rolling back to the savepoint, with `rollbackHandler`), then commits; returns its row count. */
+  commitWith(connection: KeyConnection, statement: Statement, rollbackHandler: boolean): Promise<number>;
+  /** Ends the transaction whole: `depth` is how deep the handler left it (1: not nested). */
+  endWhole(connection: KeyConnection, how: 'commit' | 'rollback', depth: number): Promise<void>;
+}
+
+type TransactionEvent = `${'Before' | 'After'}Transaction${'Start' | 'Commit' | 'Rollback'}`;
+
+export function transactionControl(access: TypeOrmAccess, dataSource: DataSource, sender: StatementSender): TransactionControl {
+  /** Announces `event` to the DataSource's subscribers; with none (the common case) nothing is awaited. */
+  const announce = (queryRunner: QueryRunner, event: TransactionEvent): Promise<void> | undefined =>
+    dataSource.subscribers.length > 0 ? queryRunner.broadcaster.broadcast(event) : undefined;
+  const announceEnd = async (queryRunner: QueryRunner, event: TransactionEvent): Promise<void> => {
+    await announce(queryRunner, event)?.catch(afterEndFailed);
+  };
+  const send = (client: PgClient, parts: readonly MessagePart[], later?: readonly SqlStatement[]) => sender.send(client, parts, later);
+  return access === 'combined'
+    ? {
+        async open({ queryRunner, client }, parts, later) {
+          await announce(queryRunner, 'BeforeTransactionStart');
+          setTransactionState(queryRunner, true, 1);
+          const results = await send(client, [START_KEY_TRANSACTION, ...parts, HANDLER_SAVEPOINT], later);
+          await announce(queryRunner, 'AfterTransactionStart');
+          return results.slice(1, 1 + parts.length);
+        },
+        async commitWith({ queryRunner, client }, statement, rollbackHandler) {
+          await announce(queryRunner, rollbackHandler ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit');
+          const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT']);
+          setTransactionState(queryRunner, false, 0);
+          await announceEnd(queryRunner, rollbackHandler ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
+          return results[results.length - 2].rowCount ?? 0;
+        },
+        async endWhole({ queryRunner, client }, how) {
+          await announce(queryRunner, how === 'commit' ? 'BeforeTransactionCommit' : 'BeforeTransactionRollback');
+          await client.query(how === 'commit' ? 'COMMIT' : 'ROLLBACK');
+          setTransactionState(queryRunner, false, 0);
+          await announceEnd(queryRunner, how === 'commit' ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
+        },
+      }
+    : {
+        async open({ queryRunner, client }, parts, later) {
+          await sender.prepareAhead(client, parts.map(([statement]) => statement).concat(later));
+          await queryRunner.startTransaction();
+          const results = await send(client, [READ_COMMITTED, ...parts, HANDLER_SAVEPOINT], later);
+          return results.slice(1, 1 + parts.length);
+        },
+        async commitWith({ queryRunner, client }, statement, rollbackHandler) {
+          if (rollbackHandler) await announce(queryRunner, 'BeforeTransactionRollback');
+          const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement] : [statement]);
+          if (rollbackHandler) await announceEnd(queryRunner, 'AfterTransactionRollback');
+          await committed(queryRunner, () => queryRunner.commitTransaction());
+          return results[results.length - 1].rowCount ?? 0;
+        },
+        async endWhole({ queryRunner }, how, depth) {
+          for (let level = depth; level > 0 && queryRunner.isTransactionActive; level--) {
+            if (how === 'rollback') await queryRunner.rollbackTransaction();
+            else await committed(queryRunner, () => queryRunner.commitTransaction());
+          }
+        },
+      };
+}
+
+/**
+ * Runs TypeORM's `commitTransaction()`, which announces the commit after it: a subscriber that
+ * fails then cannot undo the commit, so its failure is logged, not thrown (the client would be
+ * told nothing was kept).
+ */
+async function committed(queryRunner: QueryRunner, commit: () => Promise<void>): Promise<void> {
+  const wasActive = queryRunner.isTransactionActive;
+  try {
+    await commit();
+  } catch (error) {
+    // TypeORM marks the transaction inactive once its COMMIT went through, before the announcement.
+    if (!(wasActive && !queryRunner.isTransactionActive)) throw error;
+    afterEndFailed(error);
+  }
+}
+
+/** Logs a subscriber's failure once the key's transaction had ended (what it did stands). */
+function afterEndFailed(error: unknown): void {
+  logger.error(`a TypeORM subscriber failed after the key's transaction ended (what it did stands): ${(error as Error)?.message ?? String(error)}`);
+}

@@ -1,0 +1,59 @@
+import type { QueryRunner } from 'typeorm';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+
+type Guarded = Pick<QueryRunner, 'startTransaction' | 'commitTransaction' | 'rollbackTransaction' | 'release'>;
+
+/** The guard on a key transaction's QueryRunner: how deep the handler nested it, and how to lift it. */
+export interface TransactionGuard {
+  /** 1 for the key's own transaction, plus one per nested transaction the handler left open. */
+  readonly depth: number;
+  lift(): void;
+}
+
+/**
+ * While the key's transaction is held, the app must not end it nor hand its connection back: the
+ * key's lock would go with it (a duplicate could run beside the handler), writes committed
+ * before the key row would outlive a failure, and a released connection would carry the open
+ * transaction to whoever takes it next. So on the key's QueryRunner, `commitTransaction()` and
+ * `rollbackTransaction()` of the key's own transaction and `release()` throw (nested
+ * transactions, `manager.transaction()` inside the handler, still commit and roll back their
+ * savepoints), and so does a nested transaction asking for an isolation level: it would run at
+ * the key transaction's READ COMMITTED without a word. The methods are wrapped on this one
+ * QueryRunner instance, through their public signatures.
+ */
+export function guardKeyTransaction(queryRunner: QueryRunner): TransactionGuard {
+  const own: Guarded = {
+    startTransaction: queryRunner.startTransaction,
+    commitTransaction: queryRunner.commitTransaction,
+    rollbackTransaction: queryRunner.rollbackTransaction,
+    release: queryRunner.release,
+  };
+  const state = { depth: 1, lift: () => void Object.assign(queryRunner, own) };
+  const guarded = queryRunner as Guarded;
+  guarded.startTransaction = async function (isolationLevel?: Parameters<QueryRunner['startTransaction']>[0]) {
+    if (isolationLevel !== undefined && isolationLevel !== 'READ COMMITTED') return refuse(`a transaction at ${isolationLevel}`);
+    await own.startTransaction.call(this, isolationLevel);
+    state.depth += 1;
+  };
+  guarded.commitTransaction = async function () {
+    if (state.depth <= 1) return refuse('commitTransaction()');
+    await own.commitTransaction.call(this);
+    state.depth -= 1;
+  };
+  guarded.rollbackTransaction = async function () {
+    if (state.depth <= 1) return refuse('rollbackTransaction()');
+    await own.rollbackTransaction.call(this);
+    state.depth -= 1;
+  };
+  guarded.release = () => refuse('release()');
+  return state;
+}
+
+function refuse(what: string): Promise<never> {
+  return Promise.reject(
+    new IdempotencyConfigurationError(
+      `${what} on the transaction of an @Idempotent() request: the module commits it, with the key, or rolls it back; ` +
+        'the handler runs at READ COMMITTED inside it (lock the rows a decision reads, SELECT … FOR UPDATE)',
+    ),
+  );
+}

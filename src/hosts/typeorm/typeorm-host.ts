@@ -1,0 +1,81 @@
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { DataSource, EntityManager } from 'typeorm';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import type { IdempotencySettings } from '../../options/settings.js';
+import type { PgClient } from '../pg/pg-client.js';
+import { StatementSender } from '../pg/statement-sender.js';
+import type { Bound, OpenedTransaction, SqlStatement, Statement, StatementResult, TransactionHost } from '../transaction-host.js';
+import { runBounded } from './bounded-statement.js';
+import { resolveDataSource } from './data-source.js';
+import { OwnPool } from './own-pool.js';
+import { checkTypeOrmAccess, type TypeOrmAccess } from './self-check.js';
+import { type TransactionControl, transactionControl } from './transaction-control.js';
+import { guardKeyTransaction } from './transaction-guard.js';
+import { endAndRelease, TypeOrmKeyTransaction } from './typeorm-key-transaction.js';
+
+/**
+ * The transaction host of a TypeORM DataSource on node-postgres (the default): the key's
+ * transaction is a QueryRunner's, and the handler's handle its EntityManager. At bootstrap it
+ * resolves the DataSource and checks how it can reach TypeORM's transaction (`self-check.ts`).
+ */
+@Injectable()
+export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, OnModuleInit, OnApplicationShutdown {
+  private source?: DataSource;
+  private sender!: StatementSender;
+  private control!: TransactionControl;
+  private ownPool?: OwnPool;
+  /** How the key's transaction is reached, once checked. */
+  access?: TypeOrmAccess;
+
+  constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const dataSource = await resolveDataSource(this.settings.dataSource, this.moduleRef);
+    this.access = await checkTypeOrmAccess(dataSource, this.settings.typeormAccess);
+    this.sender = new StatementSender(this.settings.preparedStatements);
+    this.control = transactionControl(this.access, dataSource, this.sender);
+    this.ownPool = new OwnPool(dataSource);
+    this.source = dataSource;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.ownPool?.close();
+  }
+
+  /** The DataSource holding `idempotency_keys` and the business tables. */
+  get dataSource(): DataSource {
+    if (!this.source) throw new Error('nestjs-pg-idempotency: the TypeORM DataSource is not resolved yet (before the module initialised)');
+    return this.source;
+  }
+
+  /** The handle code gets outside a key transaction: the DataSource's manager. */
+  get defaultHandle(): EntityManager {
+    return this.dataSource.manager;
+  }
+
+  async begin(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<EntityManager>> {
+    const queryRunner = this.dataSource.createQueryRunner('master');
+    const connection = { queryRunner, client: undefined as unknown as PgClient };
+    try {
+      connection.client = (await queryRunner.connect()) as PgClient;
+      const results = await this.control.open(connection, statements, later);
+      const transaction = new TypeOrmKeyTransaction(connection, this.control, this.sender, guardKeyTransaction(queryRunner));
+      return { transaction, results };
+    } catch (error) {
+      await endAndRelease(connection, this.control, 'rollback', 1).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  runAlone(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
+    return runBounded(this.dataSource, this.sender, what, statement, bound);
+  }
+
+  runOnOwnPool(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
+    return runBounded(this.ownPool!.dataSource(), this.sender, what, statement, bound);
+  }
+}

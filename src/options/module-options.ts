@@ -1,0 +1,137 @@
+import type { ExecutionContext } from '@nestjs/common';
+import type { FingerprintOption } from '../parse/fingerprint.js';
+import type { KeyFormat } from '../parse/key-format.js';
+import type { Duration } from './duration.js';
+
+/** Decides from the status code the client received whether an outcome is stored and replayed. */
+export type StorePolicy = (status: number) => boolean;
+
+/**
+ * Returns the authenticated caller's id (a string or a finite number), or `undefined` when the
+ * request has none. Any other value fails the request with a 500: it cannot tell callers apart.
+ */
+export type CallerResolver = (request: any, context: ExecutionContext) => string | number | bigint | undefined | null;
+
+/** Bounds of the in-process cache of completed outcomes; `false` turns it off. */
+export interface ReplayCacheOptions {
+  /** Default: `10_000`. */
+  maxEntries?: number;
+  /** Body and header bytes held at most. Default: 32 MiB. */
+  maxBytes?: number;
+}
+
+/**
+ * A TypeORM DataSource, as far as the module needs to know it here (the TypeORM adapter checks
+ * the rest): the type keeps `typeorm` out of the options' public types.
+ */
+export interface DataSourceLike {
+  createQueryRunner(mode?: 'master' | 'slave'): unknown;
+  readonly manager: unknown;
+}
+
+/** Options of `IdempotencyModule.forRoot()` / `forRootAsync()`. Every field has a default. */
+export interface IdempotencyModuleOptions {
+  /**
+   * The TypeORM DataSource that holds both `idempotency_keys` and your business tables: the name
+   * of a `TypeOrmModule` connection, or a DataSource instance. Default: `'default'`.
+   */
+  dataSource?: string | DataSourceLike;
+  /**
+   * How the module reaches TypeORM's transaction: `'auto'` (default) uses the QueryRunner's
+   * transaction state directly, sending `START TRANSACTION` and `COMMIT` together with the key's
+   * statements, once a startup check on a real QueryRunner found that state shaped as expected,
+   * and otherwise TypeORM's public API only (two more round trips per request, same guarantees);
+   * `'public-api'` always uses the public API.
+   */
+  typeormAccess?: 'auto' | 'public-api';
+  /** How long a completed key is replayed. Default: `'24h'`. */
+  ttl?: Duration;
+  /** Which keys are accepted. Default: `'uuid-or-ulid'`. */
+  keyFormat?: KeyFormat;
+  /** The caller a key belongs to. Default: `request.user.id`, else `.sub`, else a string `request.user`. */
+  caller?: CallerResolver;
+  /**
+   * What happens when `caller` finds nobody: `'reject'` answers 401 (no response is ever shared
+   * between unidentified callers); `'shared'` puts all of them in one scope. Default: `'reject'`.
+   */
+  anonymousCallers?: 'reject' | 'shared';
+  /** Response headers replayed besides the built-in allow-list. Set-Cookie never is. Default: `[]`. */
+  replayHeaders?: readonly string[];
+  /** `Retry-After` (seconds) of a 409 while the first request is in flight. Default: `1`. */
+  retryAfterSeconds?: number;
+  /**
+   * Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx.
+   */
+  storeResponse?: StorePolicy;
+  /**
+   * The largest response body (bytes) that is stored. A response that would be stored but is
+   * larger is not sent: its writes roll back, the key stays free, and the client gets a 500
+   * `response-too-large` problem. Default: `1048576` (1 MiB).
+   */
+  maxResponseBytes?: number;
+  /** How often expired rows are swept; `0` disables the schedule. Default: `'1m'`. */
+  sweepInterval?: Duration;
+  /** Rows deleted per sweeper statement. Default: `1000`. */
+  sweepBatchSize?: number;
+  /** How long a lease-mode holder keeps the key before a retry may take it over. Default: `'30s'`. */
+  lease?: Duration;
+  /**
+   * Whether a lease-mode holder renews its lease every third of its length while its handler
+   * runs, so that a slow handler keeps its key and only a holder that died or stalled loses it.
+   * `false`: the lease is fixed, and a retry takes the key over once it ends even while the
+   * first holder still runs (its late outcome is then refused). Default: `true`.
+   */
+  renewLease?: boolean;
+  /**
+   * The in-process cache of completed outcomes, so that replays and duplicates need no round
+   * trip; `false` turns it off. Default: `{ maxEntries: 10_000, maxBytes: 32 MiB }`.
+   */
+  replayCache?: ReplayCacheOptions | false;
+  /**
+   * Prometheus metrics through `prom-client`, when it is installed: `false` turns them off; a
+   * `registry` (a prom-client Registry) and a name `prefix` may be given. Default: the default
+   * registry, no prefix.
+   */
+  metrics?: false | { registry?: unknown; prefix?: string };
+  /**
+   * Whether the per-request statements are `PREPARE`d once per connection (planned once) or sent
+   * whole every time. Turn it off behind a pooler in transaction mode (PgBouncer), where a
+   * connection's server session changes between transactions. Default: `true`.
+   */
+  preparedStatements?: boolean;
+}
+
+/**
+ * How a route holds its key while the handler runs:
+ * - `'transactional'` (default): the key is inserted in the transaction that carries the
+ *   handler's business writes; both commit together or roll back together;
+ * - `'lease'`: for effects outside the database (a card processor, an e-mail provider): the key is
+ *   reserved in its own short committed transaction with a lease and a fencing token.
+ */
+export type IdempotencyMode = 'transactional' | 'lease';
+
+/** Options of one `@Idempotent()` route; unset fields take the module's. */
+export interface IdempotentRouteOptions {
+  /** Whether a request without a key is refused (400) or runs without de-duplication. Default: `true`. */
+  required?: boolean;
+  ttl?: Duration;
+  keyFormat?: KeyFormat;
+  /** Narrows (field paths) or replaces (a function) the request fingerprint. Default: body + query. */
+  fingerprint?: FingerprintOption;
+  storeResponse?: StorePolicy;
+  retryAfterSeconds?: number;
+  maxResponseBytes?: number;
+  /** Default: `'transactional'`. */
+  mode?: IdempotencyMode;
+  /** Lease mode: the lease. Default: the module's `lease`. */
+  lease?: Duration;
+  /** Lease mode: whether the lease is renewed while the handler runs. Default: the module's `renewLease`. */
+  renewLease?: boolean;
+  /**
+   * Wait mode: a duplicate that arrives while the first request is in flight waits up to this
+   * long for it to finish and then gets its replay (or runs, if the first failed and released
+   * the key), instead of an immediate 409. It holds no connection while waiting. Default: `0`
+   * (answer 409 at once).
+   */
+  wait?: Duration;
+}

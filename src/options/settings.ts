@@ -1,0 +1,141 @@
+import type { FingerprintOption } from '../parse/fingerprint.js';
+import { type KeyFormat, keyFormatPredicate } from '../parse/key-format.js';
+import {
+  aBoolean,
+  aFingerprint,
+  aFunction,
+  aKeyFormat,
+  aPositiveInteger,
+  headerNames,
+  milliseconds,
+  naming,
+  oneOf,
+} from './checks.js';
+import { MAX_LEASE_MS, MAX_TIMER_MS, MAX_TTL_MS, MIN_LEASE_MS, MODULE_DEFAULTS, REPLAYED_HEADERS, ROUTE_DEFAULTS } from './defaults.js';
+import type {
+  CallerResolver,
+  DataSourceLike,
+  IdempotencyMode,
+  IdempotencyModuleOptions,
+  IdempotentRouteOptions,
+  ReplayCacheOptions,
+  StorePolicy,
+} from './module-options.js';
+
+/** Module options with every default applied, merged once at bootstrap. */
+export interface IdempotencySettings {
+  dataSource: string | DataSourceLike;
+  typeormAccess: 'auto' | 'public-api';
+  ttlMs: number;
+  keyFormat: KeyFormat;
+  caller: CallerResolver;
+  anonymousCallers: 'reject' | 'shared';
+  replayHeaders: ReadonlySet<string>;
+  retryAfterSeconds: number;
+  storeResponse: StorePolicy;
+  maxResponseBytes: number;
+  sweepIntervalMs: number;
+  sweepBatchSize: number;
+  leaseMs: number;
+  renewLease: boolean;
+  replayCache: Required<ReplayCacheOptions> | false;
+  metrics: false | { registry?: unknown; prefix: string };
+  preparedStatements: boolean;
+}
+
+/** The settings of one route: the module's, overridden by the route's, resolved once at bootstrap. */
+export interface RouteSettings {
+  /** `Controller.method`, the route's name in events and metrics. */
+  handler: string;
+  required: boolean;
+  ttlMs: number;
+  /** Whether a key (unquoted) has the route's accepted format. */
+  acceptsKey: (key: string) => boolean;
+  fingerprint?: FingerprintOption;
+  storeResponse: StorePolicy;
+  retryAfterSeconds: number;
+  maxResponseBytes: number;
+  mode: IdempotencyMode;
+  leaseMs: number;
+  renewLease: boolean;
+  waitMs: number;
+  /**
+   * The route's controller routes by host (`@Controller({ host })`): the host is part of the
+   * key's endpoint, so that one path served for several hosts (tenants) holds a scope per host.
+   */
+  scopedByHost: boolean;
+}
+
+/** The metadata key under which `@Controller({ host })` keeps its host (Nest's HOST_METADATA). */
+const HOST_METADATA = 'host';
+
+export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
+  return naming('IdempotencyModule options', () => moduleSettings({ ...MODULE_DEFAULTS, ...defined(options) }));
+}
+
+export function resolveRouteOptions(
+  module: IdempotencySettings,
+  route: IdempotentRouteOptions,
+  handler = 'unknown',
+  /** The route's controller class, when known. */
+  controller?: object,
+): RouteSettings {
+  return naming(`@Idempotent() on ${handler}`, () => routeSettings(module, { ...ROUTE_DEFAULTS, ...defined(route) }, handler, controller));
+}
+
+function moduleSettings(options: Required<IdempotencyModuleOptions>): IdempotencySettings {
+  const replayHeaders = new Set(REPLAYED_HEADERS);
+  for (const name of headerNames(options.replayHeaders)) {
+    if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
+  }
+  const cache = options.replayCache === false ? false : { ...MODULE_DEFAULTS.replayCache, ...defined(options.replayCache) };
+  return {
+    dataSource: options.dataSource,
+    typeormAccess: oneOf(options.typeormAccess, ['auto', 'public-api'], 'typeormAccess'),
+    ttlMs: milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
+    keyFormat: aKeyFormat(options.keyFormat),
+    caller: aFunction(options.caller, 'caller'),
+    anonymousCallers: oneOf(options.anonymousCallers, ['reject', 'shared'], 'anonymousCallers'),
+    replayHeaders,
+    retryAfterSeconds: aPositiveInteger(options.retryAfterSeconds, 'retryAfterSeconds'),
+    storeResponse: aFunction(options.storeResponse, 'storeResponse'),
+    maxResponseBytes: aPositiveInteger(options.maxResponseBytes, 'maxResponseBytes'),
+    sweepIntervalMs: milliseconds(options.sweepInterval, 'sweepInterval', { maxMs: MAX_TIMER_MS }),
+    sweepBatchSize: aPositiveInteger(options.sweepBatchSize, 'sweepBatchSize'),
+    leaseMs: milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
+    renewLease: aBoolean(options.renewLease, 'renewLease'),
+    preparedStatements: aBoolean(options.preparedStatements, 'preparedStatements'),
+    metrics: options.metrics === false ? false : { prefix: '', ...defined(options.metrics) },
+    replayCache: cache && {
+      maxEntries: aPositiveInteger(cache.maxEntries, 'replayCache.maxEntries'),
+      maxBytes: aPositiveInteger(cache.maxBytes, 'replayCache.maxBytes'),
+    },
+  };
+}
+
+type RouteOptionsWithDefaults = IdempotentRouteOptions & Required<Pick<IdempotentRouteOptions, keyof typeof ROUTE_DEFAULTS>>;
+
+function routeSettings(module: IdempotencySettings, route: RouteOptionsWithDefaults, handler: string, controller?: object): RouteSettings {
+  return {
+    handler,
+    required: aBoolean(route.required, 'required'),
+    ttlMs: route.ttl === undefined ? module.ttlMs : milliseconds(route.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
+    acceptsKey: keyFormatPredicate(route.keyFormat === undefined ? module.keyFormat : aKeyFormat(route.keyFormat)),
+    fingerprint: aFingerprint(route.fingerprint),
+    storeResponse: route.storeResponse === undefined ? module.storeResponse : aFunction(route.storeResponse, 'storeResponse'),
+    retryAfterSeconds: route.retryAfterSeconds === undefined ? module.retryAfterSeconds : aPositiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
+    maxResponseBytes: route.maxResponseBytes === undefined ? module.maxResponseBytes : aPositiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
+    mode: oneOf(route.mode, ['transactional', 'lease'], 'mode'),
+    leaseMs: route.lease === undefined ? module.leaseMs : milliseconds(route.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
+    renewLease: route.renewLease === undefined ? module.renewLease : aBoolean(route.renewLease, 'renewLease'),
+    waitMs: milliseconds(route.wait, 'wait', { maxMs: MAX_TIMER_MS }),
+    scopedByHost: controller !== undefined && Reflect.getMetadata(HOST_METADATA, controller) !== undefined,
+  };
+}
+
+/** `options` without its `undefined` fields, so that spreading it over defaults keeps them. */
+function defined<T extends object>(options: T | undefined): Partial<T> {
+  const result: Partial<T> = {};
+  for (const [name, value] of Object.entries(options ?? {})) if (value !== undefined) result[name as keyof T] = value as T[keyof T];
+  return result;
+}

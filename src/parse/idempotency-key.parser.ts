@@ -1,0 +1,67 @@
+import { Problems } from '../problems.js';
+
+/** RFC 8941 parameters after an sf-string (`;name` or `;name=value`): allowed, and ignored. */
+const SF_PARAMETERS = /^(?:; *[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\.)*"|[^;,\s"]+))?)+$/;
+
+/** The longest key accepted, in characters, after unquoting. */
+export const MAX_KEY_LENGTH = 255;
+
+/**
+ * Reads the `Idempotency-Key` value as an RFC 8941 sf-string (`"abc"`, parameters such as
+ * `"abc";v=1` ignored) or as the bare form most clients send (`abc`); both name the same key. Returns `undefined` when the header is absent.
+ * Several header lines, an sf-list, bad quoting, an empty or over-long key, or a key outside
+ * the accepted format throw a 400 problem.
+ */
+export function parseIdempotencyKey(
+  rawHeaders: readonly string[],
+  /** Whether an unquoted key has the route's accepted format (`keyFormatPredicate`). */
+  accepts: (key: string) => boolean,
+): string | undefined {
+  const values: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].toLowerCase() === 'idempotency-key') values.push(rawHeaders[i + 1]);
+  }
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw Problems.keyMalformed('several-headers');
+  // Only the header's own whitespace (space, tab) around it: trim() would also take a 0xA0 byte
+  // (read as U+00A0), which is not whitespace in HTTP and not part of any valid key.
+  const value = values[0].replace(/^[ \t]+|[ \t]+$/g, '');
+  const key = value.startsWith('"') ? unquote(value) : value;
+  if (key.length === 0) throw Problems.keyMalformed('empty');
+  if (key.length > MAX_KEY_LENGTH) {
+    throw Problems.keyMalformed('too-long');
+  }
+  if (!value.startsWith('"') && !/^[\x21-\x7e]+$/.test(key)) {
+    throw Problems.keyMalformed('not-a-token');
+  }
+  // A list (`a,b`: two header lines a proxy joined) is several keys, not one; a key holding a
+  // comma can be sent quoted.
+  if (!value.startsWith('"') && key.includes(',')) throw Problems.keyMalformed('several-values');
+  if (!accepts(key)) {
+    throw Problems.keyMalformed('format');
+  }
+  return key;
+}
+
+function unquote(value: string): string {
+  let key = '';
+  for (let i = 1; i < value.length; i++) {
+    const char = value[i];
+    if (char === '\\') {
+      const next = value[i + 1];
+      if (next !== '"' && next !== '\\') throw Problems.keyMalformed('bad-escape');
+      key += next;
+      i++;
+    } else if (char === '"') {
+      const rest = value.slice(i + 1);
+      if (rest !== '' && !SF_PARAMETERS.test(rest)) throw Problems.keyMalformed('several-values');
+      return key;
+    } else if (char < ' ' || char > '~') {
+      throw Problems.keyMalformed('not-printable');
+    } else {
+      key += char;
+    }
+  }
+  throw Problems.keyMalformed('unterminated');
+}
+

@@ -1,0 +1,114 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import { Problems } from '../problems.js';
+import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
+import { parseIdempotencyKey } from './idempotency-key.parser.js';
+import { routedPath } from './routed-path.js';
+import { type ScopedKey, scopeKey } from './scoped-key.js';
+
+/** A request the module de-duplicates: its scoped key and its fingerprint. */
+export interface IdempotentRequest {
+  scope: ScopedKey;
+  fingerprint: Buffer;
+}
+
+/** Longest `METHOD /path` kept as a key's endpoint; longer paths are answered 414. */
+export const MAX_ENDPOINT_LENGTH = 2048;
+
+/**
+ * Longest caller id, in UTF-8 bytes. With the longest key (255) and endpoint (2048), the
+ * primary key's index entry stays under PostgreSQL's B-tree limit (2704 bytes).
+ */
+export const MAX_CALLER_BYTES = 256;
+
+/**
+ * What a caller id cannot hold: PostgreSQL text has no NUL, and the driver would turn an
+ * unpaired surrogate into U+FFFD, so two different callers would share one scope.
+ */
+const UNSTORABLE_CALLER = /[\0\p{Cs}]/u;
+
+/**
+ * Reads the key, the scope and the fingerprint of an HTTP request. Returns
+ * `undefined` when the key is absent on a route that does not require it; throws a problem for
+ * everything a client must fix.
+ */
+export function readIdempotentRequest(
+  context: ExecutionContext,
+  settings: IdempotencySettings,
+  route: RouteSettings,
+): IdempotentRequest | undefined {
+  const request = context.switchToHttp().getRequest();
+  const incoming = request.raw ?? request;
+  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.acceptsKey);
+  if (key === undefined) {
+    if (!route.required) return undefined;
+    throw Problems.keyMissing();
+  }
+  const url: string = incoming.originalUrl ?? request.originalUrl ?? incoming.url ?? '/';
+  const queryStart = url.indexOf('?');
+  const sentPath = queryStart < 0 ? url : url.slice(0, queryStart);
+  const method = String(request.method).toUpperCase();
+  const host = route.scopedByHost ? String(request.hostname ?? '').toLowerCase() : '';
+  const endpoint = `${method} ${host}${routedPath(request) ?? sentPath}`;
+  // In UTF-8 bytes, as PostgreSQL stores it: a Host of bytes 0x80–0xFF (one character each here)
+  // takes two, and the key's index entry has a size limit.
+  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || Buffer.byteLength(endpoint) > MAX_ENDPOINT_LENGTH) {
+    throw Problems.endpointTooLong(MAX_ENDPOINT_LENGTH);
+  }
+  const callerId = callerIdOf(settings.caller(request, context));
+  if (callerId === '' && settings.anonymousCallers === 'reject') {
+    throw Problems.callerUnidentified();
+  }
+  if (UNSTORABLE_CALLER.test(callerId) || Buffer.byteLength(callerId) > MAX_CALLER_BYTES) {
+    throw Problems.callerUnstorable(MAX_CALLER_BYTES);
+  }
+  if (request.body === undefined && typeof route.fingerprint !== 'function' && hasBody(incoming)) {
+    throw Problems.bodyNotParsed();
+  }
+  if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
+    throw Problems.bodyTooDeep(MAX_BODY_DEPTH);
+  }
+  const fingerprint = fingerprintRequest(
+    { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} },
+    route.fingerprint,
+  );
+  return { scope: scopeKey(key, callerId, endpoint), fingerprint };
+}
+
+/**
+ * The caller id a resolver returned, as text: `''` for nobody (`undefined`, `null`, `''`). Only
+ * strings and finite numbers are ids; anything else (an object, `NaN`) would turn into the same
+ * text for every caller (`"[object Object]"`, `"NaN"`) and let one caller receive another's
+ * replays, so it fails the request (500) before anything runs.
+ */
+function callerIdOf(caller: unknown): string {
+  if (caller === undefined || caller === null) return '';
+  if (typeof caller === 'string') return caller;
+  if ((typeof caller === 'number' && Number.isFinite(caller)) || typeof caller === 'bigint') return String(caller);
+  throw new IdempotencyConfigurationError(
+    `the caller resolver returned ${typeof caller === 'number' ? String(caller) : `a ${typeof caller}`}; it must return a string or ` +
+      'a finite number identifying the caller, or undefined for nobody (see the "caller" option)',
+  );
+}
+
+/** What `hasBody` reads of Node's IncomingMessage. */
+interface IncomingBody {
+  headers?: Record<string, string | string[] | undefined>;
+  complete?: boolean;
+  readableLength?: number;
+  readableDidRead?: boolean;
+}
+
+/**
+ * Whether the request carries body bytes (RFC 9112 §6.3): a Content-Length over 0, or a chunked
+ * body, unless the whole message has arrived with no byte in it and nobody read from it.
+ */
+function hasBody(incoming: IncomingBody): boolean {
+  const headers = incoming.headers ?? {};
+  if (headers['transfer-encoding'] !== undefined) {
+    return !(incoming.complete === true && incoming.readableLength === 0 && incoming.readableDidRead === false);
+  }
+  const length = headers['content-length'];
+  return typeof length === 'string' && length !== '0' && length.trim() !== '' && Number(length) !== 0;
+}

@@ -1,0 +1,104 @@
+import { Logger } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import type { SqlStatement, StatementResult, TransactionHost } from '../hosts/transaction-host.js';
+import type { KeyRequest } from '../reserve/reservation.js';
+import type { StoredResponse } from '../response/stored-response.js';
+import type { Completion, KeyHold } from './key-hold.js';
+import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from './record.sql.js';
+
+const logger = new Logger('Idempotency');
+
+/**
+ * Lease mode's hold: a committed `in_progress` row with `locked_until` and a fencing token.
+ * Nothing holds a connection while the handler runs. While the holder is alive the lease is
+ * renewed every third of its length (unless the route turned renewal off), so a slow handler
+ * keeps its key; a holder that dies or stalls stops renewing, and a retry takes the key over
+ * once the lease ends. The outcome is recorded, or the key released, only while the row still
+ * carries this hold's token: a holder whose lease was taken over can never overwrite or delete
+ * the newer holder's row.
+ */
+export class LeaseHold implements KeyHold {
+  private ended = false;
+  private renewal?: NodeJS.Timeout;
+  private renewing = false;
+
+  constructor(
+    /** Its statements run on the host's own pool, each bounded to a third of the lease. */
+    private readonly host: TransactionHost,
+    private readonly request: KeyRequest,
+    /** The fencing token written with the reservation. */
+    readonly token: string,
+    /** The lease's length; renewed every third of it when `renew`. */
+    private readonly leaseMs: number,
+    renew: boolean,
+    /**
+     * Told, after each renewal, until when the lease now runs at the least (`performance.now()`
+     * time, taken before the renewal was sent, so never later than the row's `locked_until`).
+     */
+    private readonly onRenewed: (until: number) => void,
+  ) {
+    if (renew) {
+      this.renewal = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
+      this.renewal.unref();
+    }
+  }
+
+  get isOpen(): boolean {
+    return !this.ended;
+  }
+
+  async complete(response: StoredResponse): Promise<Completion> {
+    if (this.ended) return 'skipped';
+    this.end();
+    const { key, caller, endpoint } = this.request.scope;
+    const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, [
+      key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
+    ]);
+    return rowCount === 1 ? 'recorded' : 'lost';
+  }
+
+  async release(): Promise<void> {
+    if (this.ended) return;
+    this.end();
+    const { key, caller, endpoint } = this.request.scope;
+    await this.run('releasing the key', RELEASE_LEASE, [key, caller, endpoint, this.token]);
+  }
+
+  /**
+   * `statement` on lease mode's own connections, given up once it has not answered within a
+   * third of the lease: a connection that died without a word (a lost NAT or load-balancer entry,
+   * a failed-over host) never answers, and would otherwise hold the renewals, or the client's
+   * answer, for as long as the operating system keeps the socket. A statement given up may still
+   * have run; the fencing token keeps it harmless.
+   */
+  private run(what: string, statement: SqlStatement, params: unknown[]): Promise<StatementResult> {
+    return this.host.runOnOwnPool(what, [statement, params], { timeoutMs: Math.max(1, Math.floor(this.leaseMs / 3)) });
+  }
+
+  private end(): void {
+    this.ended = true;
+    clearInterval(this.renewal);
+  }
+
+  /** One renewal (skipped while the previous one is still running). */
+  private async renew(): Promise<void> {
+    if (this.ended || this.renewing) return;
+    this.renewing = true;
+    try {
+      const { key, caller, endpoint } = this.request.scope;
+      const sentAt = performance.now();
+      // A renewal given up (see run) is tried again at the next third, on another connection,
+      // instead of blocking every later renewal.
+      const { rowCount } = await this.run('the renewal', RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]);
+      if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
+      else if (!this.ended) {
+        clearInterval(this.renewal);
+        logger.warn('a lease-mode key was taken over by another request while its holder still ran; its outcome will not be recorded');
+      }
+    } catch (error) {
+      logger.error(`renewing a lease failed (retried at the next renewal): ${(error as Error).message}`);
+    } finally {
+      this.renewing = false;
+    }
+  }
+}

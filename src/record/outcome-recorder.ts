@@ -1,0 +1,108 @@
+import { Logger } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import type { IdempotencyEvent } from '../events/idempotency-event.js';
+import type { IdempotencyEvents } from '../events/idempotency-events.js';
+import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import { type IdempotencyProblem, Problems } from '../problems.js';
+import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
+import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
+import { isRefusedByDatabase } from '../hosts/database-errors.js';
+import type { KeyHold } from './key-hold.js';
+import { afterRecording, type Answer, decide, type Recording, type Replacement } from './outcome-decision.js';
+
+const logger = new Logger('Idempotency');
+
+type ReleasedReason = Extract<IdempotencyEvent, { type: 'released' }>['reason'];
+
+/**
+ * Carries out what `decide()` and `afterRecording()` say for one run's outcome: records it, or
+ * releases the key, before the response leaves; emits the run's event; returns the problem to
+ * send instead of the app's answer, if any.
+ */
+export class OutcomeRecorder {
+  private readonly startedAt = performance.now();
+
+  constructor(
+    private readonly settings: IdempotencySettings,
+    private readonly events: IdempotencyEvents,
+    private readonly route: RouteSettings,
+    readonly hold: KeyHold,
+  ) {}
+
+  async conclude(captured: CapturedResponse, answer: Answer, handlerFailed: boolean): Promise<ResponseReplacement | void> {
+    const { hold, route, settings } = this;
+    if (!hold.isOpen) return;
+    const decision = decide({
+      answer,
+      handlerFailed,
+      status: captured.status,
+      storable: route.storeResponse(captured.status),
+      fits: captured.body.length <= route.maxResponseBytes,
+    });
+    let recording: Recording;
+    try {
+      if (decision.action === 'release') {
+        await hold.release(decision.keepWrites);
+        this.released(decision.reason, decision.status);
+        return decision.replaceWith && this.replacement(decision.replaceWith, captured);
+      }
+      recording = { kind: await hold.complete(toStoredResponse(captured, settings.replayHeaders), decision.rollbackWrites) };
+    } catch (error) {
+      if (hold.isOpen) await hold.release().catch(() => undefined);
+      logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);
+      recording = { kind: 'failed', refused: isRefusedByDatabase(error) };
+    }
+    const after = afterRecording(recording);
+    if (after.event === 'executed') {
+      this.emit({ type: 'executed', handler: route.handler, mode: route.mode, status: captured.status, durationMs: this.elapsed() });
+      return;
+    }
+    this.released(after.reason, captured.status);
+    return this.replacement(after.replaceWith, captured);
+  }
+
+  /** Frees the key without an outcome (the client went away and the response never ended). */
+  async abandon(): Promise<void> {
+    if (!this.hold.isOpen) return;
+    await this.hold.release();
+    this.released('abandoned');
+  }
+
+  private replacement(replaceWith: Replacement, captured: CapturedResponse): ResponseReplacement {
+    const problem = this.problem(replaceWith, captured);
+    return problemReplacement(problem.problem, this.settings.replayHeaders, problem.headers);
+  }
+
+  private problem(replaceWith: Replacement, captured: CapturedResponse): IdempotencyProblem {
+    const { route } = this;
+    switch (replaceWith) {
+      case 'failed-after-answer':
+        return Problems.failedAfterAnswer();
+      case 'too-large': {
+        const problem = Problems.tooLarge(captured.body.length, route.maxResponseBytes);
+        logger.error(problem.problem.detail);
+        return problem;
+      }
+      case 'lease-taken-over':
+        logger.warn('a lease-mode request finished after its lease was taken over; its outcome was not recorded');
+        return Problems.leaseTakenOver(route.retryAfterSeconds);
+      case 'outcome-refused':
+        return Problems.outcomeRefused(route.mode);
+      case 'store-unavailable':
+        return Problems.storeUnavailable(route.mode === 'lease' ? 'recording-after-effects' : 'recording', route.retryAfterSeconds);
+    }
+  }
+
+  private released(reason: ReleasedReason, status?: number): void {
+    const { handler, mode } = this.route;
+    this.emit({ type: 'released', handler, mode, reason, status, durationMs: this.elapsed() });
+  }
+
+  private emit(event: IdempotencyEvent): void {
+    this.events.emit(event);
+  }
+
+  private elapsed(): number {
+    return performance.now() - this.startedAt;
+  }
+}

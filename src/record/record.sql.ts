@@ -1,0 +1,64 @@
+import type { SqlStatement } from '../hosts/transaction-host.js';
+import { takeable } from '../reserve/key-table.sql.js';
+
+/**
+ * Transactional mode, last statement before COMMIT: writes the key's row with its outcome,
+ * `INSERT … ON CONFLICT`, taking over in the same statement a row that is in the way and
+ * `takeable` (an expired one, which the reservation found). The row is written once, completed:
+ * an in-progress row inside the key's own uncommitted transaction would be invisible to every
+ * other session anyway; the lock is what others see. A row in the way that is not takeable
+ * writes nothing, and then the statement fails (a division by zero over the empty result), so
+ * that the transaction never commits the handler's writes without its key's row: the unique key,
+ * not only the lock, guards exactly-once. Params: key, caller, endpoint, fingerprint, status,
+ * headers, body, ttl ms ($8).
+ */
+export const RECORD_OUTCOME: SqlStatement = {
+  name: 'nestjs_pg_idempotency_record_outcome_v1',
+  types: ['varchar', 'text', 'text', 'bytea', 'smallint', 'jsonb', 'bytea', 'bigint'],
+  text: `
+WITH recorded AS (
+  INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
+  VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond')
+  ON CONFLICT (key, caller, endpoint) DO UPDATE
+    SET fingerprint = EXCLUDED.fingerprint, state = 'completed', status = EXCLUDED.status,
+        response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body,
+        locked_until = NULL, lease_token = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+    WHERE ${takeable('EXCLUDED.fingerprint')}
+  RETURNING 1
+)
+SELECT 1 / count(*)::int AS recorded FROM recorded`,
+};
+
+/** Records a lease holder's outcome, only while the row carries its fencing token. */
+export const COMPLETE_LEASE: SqlStatement = {
+  name: 'nestjs_pg_idempotency_complete_lease_v2',
+  types: ['varchar', 'text', 'text', 'bigint', 'smallint', 'jsonb', 'bytea', 'bigint'],
+  text: `
+UPDATE idempotency_keys
+SET state = 'completed', status = $5, response_headers = $6, response_body = $7, locked_until = NULL,
+    expires_at = clock_timestamp() + $8::bigint * interval '1 millisecond'
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
+};
+
+/**
+ * Extends a running lease by $5 ms from now, only while the row carries the holder's fencing
+ * token. Safe even once the lease has ended: a takeover's ON CONFLICT … DO UPDATE and this UPDATE
+ * serialise on the row, and whichever commits second sees the other's row (the takeover then
+ * finds the lease running; the renewal finds another token and updates nothing).
+ */
+export const RENEW_LEASE: SqlStatement = {
+  name: 'nestjs_pg_idempotency_renew_lease_v1',
+  types: ['varchar', 'text', 'text', 'bigint', 'bigint'],
+  text: `
+UPDATE idempotency_keys SET locked_until = now() + $5::bigint * interval '1 millisecond'
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
+};
+
+/** Frees a leased key, only while the row carries the holder's fencing token. */
+export const RELEASE_LEASE: SqlStatement = {
+  name: 'nestjs_pg_idempotency_release_lease_v1',
+  types: ['varchar', 'text', 'text', 'bigint'],
+  text: `
+DELETE FROM idempotency_keys
+WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
+};

@@ -1,0 +1,44 @@
+import type { KeyTransaction } from '../hosts/transaction-host.js';
+import type { KeyRequest } from '../reserve/reservation.js';
+import type { StoredResponse } from '../response/stored-response.js';
+import type { Completion, KeyHold } from './key-hold.js';
+import { RECORD_OUTCOME } from './record.sql.js';
+
+/**
+ * Transactional mode's hold: the database transaction that holds the key's advisory lock. The
+ * handler's business writes go through `handle`; `complete()` writes the key's row with the
+ * outcome and commits both together (for a handler that threw, after rolling its writes back to
+ * the savepoint set before it ran, in the same message); `release()` ends the transaction
+ * without the key's row, rolling the writes back or, with `keepWrites`, committing them.
+ */
+export class TransactionHold implements KeyHold {
+  private ended = false;
+
+  constructor(
+    private readonly transaction: KeyTransaction,
+    private readonly request: KeyRequest,
+  ) {}
+
+  get handle(): unknown {
+    return this.transaction.handle;
+  }
+
+  get isOpen(): boolean {
+    return !this.ended;
+  }
+
+  async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
+    if (this.ended) return 'skipped';
+    this.ended = true;
+    const { scope, fingerprint, ttlMs } = this.request;
+    const params = [scope.key, scope.caller, scope.endpoint, fingerprint, response.status, JSON.stringify(response.headers), response.body, ttlMs];
+    await this.transaction.commitWith([RECORD_OUTCOME, params], handlerFailed);
+    return 'recorded';
+  }
+
+  async release(keepWrites = false): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    await this.transaction.end(keepWrites ? 'commit' : 'rollback');
+  }
+}

@@ -1,0 +1,87 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { TransactionHost } from '../hosts/transaction-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import type { KeyHold } from '../record/key-hold.js';
+import { LeaseHold } from '../record/lease-hold.js';
+import { reserveLease } from './lease-reservation.js';
+import { type LocalHold, ReplayCache } from './replay-cache.js';
+import type { KeyRequest, Refusal, Reservation } from './reservation.js';
+import { reserveInTransaction } from './transactional-reservation.js';
+
+/**
+ * Reserves keys in the route's mode, asking this instance's replay cache first: a completed
+ * outcome or a key held here is answered without a round trip, and what PostgreSQL answers is
+ * remembered. Expiries are measured from the time taken before the reservation, so they never
+ * outlast the row's.
+ */
+@Injectable()
+export class KeyReserver {
+  private readonly cache: ReplayCache;
+
+  constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings,
+    @Inject(TransactionHost) private readonly host: TransactionHost,
+  ) {
+    this.cache = new ReplayCache(settings.replayCache);
+  }
+
+  async reserve(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
+    const startedAt = performance.now();
+    const known = this.cache.lookup(request.scope, request.fingerprint, startedAt);
+    if (known) return known;
+    const { scope, fingerprint } = request;
+    if (route.mode === 'transactional') {
+      const found = await reserveInTransaction(this.host, request);
+      if (found.kind !== 'held') return this.refused(found, request, startedAt);
+      return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity)) };
+    }
+    const found = await reserveLease(this.host, request, route.leaseMs);
+    if (found.kind !== 'reserved') return this.refused(found, request, startedAt);
+    // Held here no longer than the row is: its lease, renewed, but never past its expiry, after
+    // which any request may take the row over.
+    const local = this.cache.hold(scope, fingerprint, startedAt + route.leaseMs);
+    const lease = new LeaseHold(this.host, request, found.token, route.leaseMs, route.renewLease, (until) => local.extend(until));
+    return { kind: 'held', hold: this.tracked(lease, request, startedAt, local) };
+  }
+
+  private refused({ expiresInMs, ...refusal }: Refusal & { expiresInMs?: number }, request: KeyRequest, startedAt: number): Refusal {
+    if (refusal.kind === 'completed') this.cache.remember(request.scope, request.fingerprint, refusal.response, startedAt + expiresInMs!);
+    return refusal;
+  }
+
+  /**
+   * `hold`, keeping this instance's knowledge of its key: duplicates arriving here are answered
+   * without a round trip while it is held (`held`, this instance's mark on it), and a recorded
+   * outcome is remembered for replays.
+   */
+  private tracked(hold: KeyHold, request: KeyRequest, startedAt: number, held: LocalHold): KeyHold {
+    const { scope, fingerprint, ttlMs } = request;
+    const cache = this.cache;
+    return {
+      get handle() {
+        return hold.handle;
+      },
+      get isOpen() {
+        return hold.isOpen;
+      },
+      async complete(response, handlerFailed) {
+        try {
+          const completion = await hold.complete(response, handlerFailed);
+          if (completion === 'recorded') cache.remember(scope, fingerprint, response, startedAt + ttlMs);
+          return completion;
+        } finally {
+          held.end();
+        }
+      },
+      async release(keepWrites) {
+        try {
+          await hold.release(keepWrites);
+        } finally {
+          held.end();
+        }
+      },
+    };
+  }
+}

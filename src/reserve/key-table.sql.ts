@@ -1,0 +1,23 @@
+/*
+ * Rules over rows of `idempotency_keys`, shared by the statements that reserve, record and sweep.
+ * Every reservation first takes the scoped key's 64-bit advisory lock with
+ * pg_try_advisory_xact_lock, so that a duplicate in flight is answered at once (409) instead of
+ * queueing on an uncommitted row and pinning a pool connection. Every writer that creates or
+ * takes over a key's row holds that lock (transactional reservations until their commit, lease
+ * reservations for their statement); a lease holder's later writes are fenced by its token; the
+ * sweeper only deletes expired rows.
+ */
+
+/** A lease-mode row whose holder's lease still runs: never expired, never swept. */
+export const LIVE_LEASE = `(k.state = 'in_progress' AND k.locked_until > now())`;
+
+/** A row past its ttl: treated as absent, whether or not the sweeper has deleted it yet. */
+export const EXPIRED = `(k.expires_at <= now() AND NOT ${LIVE_LEASE})`;
+
+/**
+ * Whether the row `k` may be taken over by a request whose fingerprint is `fingerprint`: past its
+ * ttl, or a lease that ended (same fingerprint). Any other row stands.
+ */
+export function takeable(fingerprint: string): string {
+  return `(${EXPIRED} OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = ${fingerprint}))`;
+}

@@ -1,0 +1,68 @@
+import type { SqlStatement } from '../hosts/transaction-host.js';
+import { EXPIRED, takeable } from './key-table.sql.js';
+
+/**
+ * Transactional mode, first statement: the key's advisory lock, held until the transaction
+ * ends. Sent in one message with START TRANSACTION and KEY_ROW, which runs after it with its
+ * own snapshot, so it sees a holder that committed (and so released the lock) meanwhile.
+ */
+export const LOCK_KEY: SqlStatement = {
+  name: 'nestjs_pg_idempotency_lock_v1',
+  types: ['bigint'],
+  text: `SELECT pg_try_advisory_xact_lock($1::bigint) AS locked`,
+};
+
+/**
+ * The row of a scoped key, live or not, and what stands in a reservation's way: completed (replay
+ * it), under a running lease (409), or `takeable` by this request (expired, or a lease that
+ * ended with the same fingerprint). Params: key, caller, endpoint, fingerprint.
+ */
+export const KEY_ROW: SqlStatement = {
+  name: 'nestjs_pg_idempotency_key_row_v4',
+  types: ['varchar', 'text', 'text', 'bytea'],
+  text: `
+SELECT fingerprint, state, status, response_headers, response_body,
+       ${EXPIRED} AS expired,
+       coalesce(${takeable('$4')}, false) AS takeable,
+       ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
+       floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
+FROM idempotency_keys AS k
+WHERE key = $1 AND caller = $2 AND endpoint = $3`,
+};
+
+/**
+ * Transactional mode, when the key's lock was taken and a lease's row is in the way (an ended
+ * lease, or an expired one): deletes it inside the key's transaction, which keeps it row-locked
+ * until the commit, so that its stale holder can no longer record over it nor renew it. (An
+ * expired completed row needs no such fence: nobody but the sweeper writes it, and the key's
+ * row takes it over at the commit.) Returns one row when it did.
+ * Params: key, caller, endpoint, fingerprint.
+ */
+export const FENCE_LEASE: SqlStatement = {
+  name: 'nestjs_pg_idempotency_fence_lease_v1',
+  types: ['varchar', 'text', 'text', 'bytea'],
+  text: `
+DELETE FROM idempotency_keys AS k
+WHERE key = $1 AND caller = $2 AND endpoint = $3
+  AND k.state = 'in_progress' AND ${takeable('$4')}
+RETURNING 1`,
+};
+
+/**
+ * Lease mode: reserves the key in its own committed statement, with `locked_until` and a
+ * fencing token. Params: lock id, key, caller, endpoint, fingerprint, ttl ms, lease ms, token.
+ */
+export const RESERVE_LEASE: SqlStatement = {
+  name: 'nestjs_pg_idempotency_reserve_lease_v2',
+  types: ['bigint', 'varchar', 'text', 'text', 'bytea', 'bigint', 'bigint', 'bigint'],
+  text: `
+INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
+SELECT $2, $3, $4, $5, now() + $7::bigint * interval '1 millisecond', $8::bigint, now() + $6::bigint * interval '1 millisecond'
+WHERE pg_try_advisory_xact_lock($1::bigint)
+ON CONFLICT (key, caller, endpoint) DO UPDATE
+  SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
+      response_headers = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until,
+      lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at
+  WHERE ${takeable('EXCLUDED.fingerprint')}
+RETURNING 1`,
+};

@@ -1,0 +1,24 @@
+import type { ScopedKey } from '../parse/scoped-key.js';
+import type { KeyHold } from '../record/key-hold.js';
+import type { StoredResponse } from '../response/stored-response.js';
+
+/** What a key is reserved for: its scope, its fingerprint and how long it lives. */
+export interface KeyRequest {
+  scope: ScopedKey;
+  fingerprint: Buffer;
+  ttlMs: number;
+}
+
+/** What reserving a key found. */
+export type Reservation =
+  /** The key is ours: run the handler, then end the hold. */
+  | { kind: 'held'; hold: KeyHold }
+  /** Another request holds the key right now; `retryAfterSeconds` when its lease tells. */
+  | { kind: 'in-progress'; retryAfterSeconds?: number }
+  /** The key was used with another fingerprint. */
+  | { kind: 'mismatch' }
+  /** The key completed: replay `response`. */
+  | { kind: 'completed'; response: StoredResponse };
+
+/** A reservation that did not get the key, and so ends here. */
+export type Refusal = Exclude<Reservation, { kind: 'held' }>;

@@ -1,0 +1,51 @@
+import type { KeyTransaction, TransactionHost } from '../hosts/transaction-host.js';
+import { RECORD_OUTCOME } from '../record/record.sql.js';
+import { TransactionHold } from '../record/transaction-hold.js';
+import { type KeyRow, keyRowParams, refusalFor } from './key-row.js';
+import type { KeyRequest, Refusal } from './reservation.js';
+import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from './reservation.sql.js';
+
+/**
+ * Transactional mode: opens the key's transaction with the key's advisory lock and a lookup of
+ * its row (one round trip); the key's row is written, with the outcome, just before the commit
+ * (`TransactionHold`). Unless the key is held, the transaction is already ended and its
+ * connection given back.
+ */
+export async function reserveInTransaction(
+  host: TransactionHost,
+  request: KeyRequest,
+): Promise<{ kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number })> {
+  const params = keyRowParams(request);
+  const { transaction, results } = await host.begin(
+    [
+      [LOCK_KEY, [request.scope.lockId]],
+      [KEY_ROW, params],
+    ],
+    [FENCE_LEASE, RECORD_OUTCOME],
+  );
+  try {
+    const [[lock], [row]] = results.map((result) => result.rows) as [[{ locked: boolean }], [KeyRow?]];
+    if (lock.locked === true && (row === undefined || (row.takeable && (await takeOver(transaction, row, params))))) {
+      return { kind: 'held', hold: new TransactionHold(transaction, request) };
+    }
+    await transaction.end('rollback');
+    return refusalFor(row, request);
+  } catch (error) {
+    await transaction.end('rollback');
+    throw error;
+  }
+}
+
+/**
+ * Whether a takeable row in the way, its key's lock taken, can be taken over. An expired
+ * completed row can: the key's row replaces it at the commit. A lease's row is fenced first
+ * (FENCE_LEASE, one more round trip, only then), so that its stale holder cannot record over it.
+ */
+async function takeOver(transaction: KeyTransaction, row: KeyRow, params: unknown[]): Promise<boolean> {
+  if (row.state === 'completed') return true;
+  const { rowCount } = await transaction.runBeforeHandler([FENCE_LEASE, params]);
+  if (rowCount === 1) return true;
+  // Deleted meanwhile (the sweeper): with the key's lock held, no row means the key is free.
+  const { rows } = await transaction.runBeforeHandler([KEY_ROW, params]);
+  return rows.length === 0;
+}

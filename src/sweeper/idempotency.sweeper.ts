@@ -1,0 +1,107 @@
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdempotencyEvents } from '../events/idempotency-events.js';
+import { TransactionHost } from '../hosts/transaction-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import type { IdempotencySettings } from '../options/settings.js';
+import { SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
+
+/**
+ * How long one statement of a sweep may take before it is given up and its connection destroyed:
+ * a batch of expired rows takes milliseconds, and a connection that died without a word would
+ * never answer, leaving this instance never sweeping again.
+ */
+const SWEEP_STATEMENT_TIMEOUT_MS = 10_000;
+
+/** How long shutdown waits for a sweep in progress before giving it up. */
+const SHUTDOWN_WAIT_MS = 5_000;
+
+/** What one sweep did. */
+export interface SweepResult {
+  /** False when another instance was sweeping (its batch held the sweep lock): nothing was done. */
+  ran: boolean;
+  /** Expired rows deleted. */
+  deleted: number;
+}
+
+/**
+ * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`.
+ * Each batch takes a PostgreSQL advisory lock for its own statement, so only one instance deletes
+ * at a time, and a run that finds it taken stops (another instance is sweeping); runs never
+ * overlap; shutdown waits for a run in progress to finish its batch (at most 5 s, then the batch
+ * is given up and its connection destroyed; a batch still waiting for a connection sends
+ * nothing). Each batch is given up after 10 s. Call `sweep()` to run it from your own scheduler
+ * (with `sweepInterval: 0`).
+ */
+@Injectable()
+export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('IdempotencySweeper');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<SweepResult>;
+  /** The app is shutting down: no batch starts any more. */
+  private shuttingDown = false;
+  /** Aborted once shutdown stops waiting: the batch in progress is given up. */
+  private readonly stopping = new AbortController();
+
+  constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    @Inject(TransactionHost) private readonly host: TransactionHost,
+    private readonly events: IdempotencyEvents,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.settings.sweepIntervalMs <= 0) return;
+    this.timer = setInterval(() => {
+      if (!this.running) this.sweep().catch((error: Error) => this.logger.error(`sweep failed: ${error.message}`));
+    }, this.settings.sweepIntervalMs);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.shuttingDown = true;
+    clearInterval(this.timer);
+    const running = this.running?.catch(() => undefined);
+    if (running) await Promise.race([running, sleep(SHUTDOWN_WAIT_MS, undefined, { ref: false })]);
+    this.stopping.abort();
+    await running;
+  }
+
+  /** Deletes every expired row now, unless another instance is sweeping. */
+  sweep(): Promise<SweepResult> {
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async run(): Promise<SweepResult> {
+    const startedAt = performance.now();
+    const { signal } = this.stopping;
+    let ran = false;
+    let deleted = 0;
+    let batch = 0;
+    do {
+      if (this.shuttingDown) break;
+      let result: { locked: boolean; deleted: number };
+      try {
+        const answer = await this.host.runAlone('a sweep statement', [SWEEP_BATCH, [this.settings.sweepBatchSize, SWEEP_LOCK_ID]], {
+          timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS,
+          signal,
+        });
+        result = answer.rows[0];
+      } catch (error) {
+        if (signal.aborted) break;
+        throw error;
+      }
+      // Taken: another instance is sweeping now, and carries on.
+      if (!result.locked) break;
+      ran = true;
+      batch = result.deleted;
+      deleted += batch;
+    } while (batch === this.settings.sweepBatchSize);
+    if (!ran) return { ran: false, deleted: 0 };
+    const durationMs = performance.now() - startedAt;
+    if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
+    this.events.emit({ type: 'swept', deleted, durationMs });
+    return { ran: true, deleted };
+  }
+}

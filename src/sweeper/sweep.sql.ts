@@ -1,0 +1,33 @@
+import type { SqlStatement } from '../hosts/transaction-host.js';
+import { EXPIRED } from '../reserve/key-table.sql.js';
+
+/** The sweeper's advisory lock, taken by each batch for its own statement: one instance deletes at a time. */
+export const SWEEP_LOCK_ID = '7493712083646152801';
+
+/**
+ * Deletes one batch of expired rows ($1 at most), if the sweep lock ($2) is free; rows a
+ * reservation holds are skipped, never waited on. The lock is transaction-level, taken and let go
+ * within this one autocommit statement: it cannot outlive the batch, not even when the
+ * connection dies without a word (the server still commits, and lets go), nor change server
+ * sessions behind a pooler in transaction mode. Returns `locked` and `deleted`.
+ */
+export const SWEEP_BATCH: SqlStatement = {
+  name: 'nestjs_pg_idempotency_sweep_v1',
+  types: ['int', 'bigint'],
+  whole: true,
+  text: `
+WITH sweep_lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($2::bigint) AS locked),
+swept AS (
+  DELETE FROM idempotency_keys
+  WHERE (SELECT locked FROM sweep_lock) AND ctid = ANY (ARRAY(
+    SELECT ctid FROM idempotency_keys AS k
+    WHERE ${EXPIRED}
+    ORDER BY expires_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+  )) AND expires_at <= now() AND NOT (state = 'in_progress' AND locked_until > now())
+  RETURNING 1
+)
+SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::int AS deleted`,
+};
+
