@@ -22,6 +22,8 @@ export interface DemoConfig {
   poolSize: number;
   /** How long a request waits for a free connection before failing (DEMO_POOL_TIMEOUT_MS). */
   poolTimeoutMs: number;
+  /** How the module reaches TypeORM's transaction (DEMO_TYPEORM_ACCESS: `auto`, the default, or `public-api`). */
+  typeormAccess?: 'auto' | 'public-api';
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -37,7 +39,14 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     leaseRenewal: onOff(env.DEMO_LEASE_RENEWAL, true, 'DEMO_LEASE_RENEWAL'),
     poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
+    typeormAccess: oneOf(env.DEMO_TYPEORM_ACCESS, ['auto', 'public-api'] as const, 'DEMO_TYPEORM_ACCESS'),
   };
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {
+  if (value === undefined || value === '') return allowed[0];
+  if (allowed.includes(value as T)) return value as T;
+  throw new Error(`${name} must be ${allowed.map((a) => `"${a}"`).join(' or ')}, got "${value}"`);
 }
 
 function platform(value: string | undefined): HttpPlatform {

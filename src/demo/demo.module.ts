@@ -31,6 +31,7 @@ export class DemoModule {
           sweepInterval: config.sweepIntervalMs,
           lease: config.leaseSeconds * 1000,
           renewLease: config.leaseRenewal,
+          typeormAccess: config.typeormAccess,
         }),
       ],
       controllers: [PaymentsController, RefundsController],

@@ -3,11 +3,11 @@ import { keyRows, paymentCount } from '../support/database.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
-describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
-  const { startDemo, startLab } = appsOn(platform);
+describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
+  const { startDemo, startLab } = appsOn(platform, host);
 
   describe('concurrent requests (demo API, 300 ms inside the payment handler)', () => {
     let demo: RunningApp;
@@ -159,8 +159,8 @@ class InFlightController {
   }
 }
 
-describe.each(HTTP_PLATFORMS)('another payload while a transaction holds the key, on %s', (platform) => {
-  const { startLab } = appsOn(platform);
+describe.each(PLATFORMS_AND_HOSTS)('another payload while a transaction holds the key, on %s, %s', (platform, host) => {
+  const { startLab } = appsOn(platform, host);
   let a: RunningApp;
   let b: RunningApp;
   beforeAll(async () => {

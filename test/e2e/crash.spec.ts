@@ -1,10 +1,10 @@
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, hostSettings, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { startDemoProcess, waitFor } from '../support/processes.js';
 
-describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
-  const { startDemo } = appsOn(platform);
+describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
+  const { startDemo } = appsOn(platform, host);
 
   describe('a process killed mid-request (transactional mode)', () => {
     let demo: RunningApp;
@@ -12,7 +12,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     afterAll(() => demo.close());
 
     it('leaves no stuck key and no half-written payment: the retry runs once', async () => {
-      const victim = await startDemoProcess({ DEMO_LATENCY_MS: '10000', DEMO_PLATFORM: platform });
+      const victim = await startDemoProcess({ DEMO_LATENCY_MS: '10000', DEMO_PLATFORM: platform, ...hostSettings(host).env });
       const caller = newCaller();
       const key = newKey();
       const inFlight = send(`${victim.url}/payments`, { key, caller, body: validPayment }).catch((error: Error) => error);

@@ -5,7 +5,7 @@ import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount, seedExpiredOutcome } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
 /** An app-wide interceptor that retries a failed handler once. */
@@ -56,8 +56,8 @@ class RetriedConflictController {
   }
 }
 
-describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
-  const { startDemo, startLab } = appsOn(platform);
+describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
+  const { startDemo, startLab } = appsOn(platform, host);
 
   describe('interceptors around the module', () => {
     let lab: RunningApp;

@@ -1,9 +1,9 @@
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 
-describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
-  const { startDemo } = appsOn(platform);
+describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
+  const { startDemo } = appsOn(platform, host);
 
   describe('first request executes, retries replay it (demo API)', () => {
     let demo: RunningApp;

@@ -14,6 +14,25 @@ import { LabController, LabV2Controller } from './lab.controller.js';
 
 export { HTTP_PLATFORMS, type HttpPlatform };
 
+/**
+ * How the module reaches the app's transaction in a test: TypeORM through the adapter's startup
+ * check (its combined messages), or TypeORM's public API only (`typeormAccess: 'public-api'`).
+ */
+export const HOSTS = ['typeorm', 'typeorm public API'] as const;
+export type Host = (typeof HOSTS)[number];
+
+/** Every HTTP platform with every host: the matrix the scenarios that carry the guarantees run on. */
+export const PLATFORMS_AND_HOSTS: ReadonlyArray<readonly [HttpPlatform, Host]> = HTTP_PLATFORMS.flatMap((platform) =>
+  HOSTS.map((host) => [platform, host] as const),
+);
+
+/** The module options and demo environment that put a test on `host`. */
+export function hostSettings(host: Host): { options: IdempotencyModuleOptions; env: Record<string, string> } {
+  return host === 'typeorm public API'
+    ? { options: { typeormAccess: 'public-api' }, env: { DEMO_TYPEORM_ACCESS: 'public-api' } }
+    : { options: {}, env: {} };
+}
+
 /** A running app and its base URL. */
 export interface RunningApp {
   app: INestApplication;
@@ -50,10 +69,11 @@ export interface LabSetup {
  *   const { startDemo, startLab } = appsOn(platform);
  * ```
  */
-export function appsOn(platform: HttpPlatform) {
+export function appsOn(platform: HttpPlatform, host: Host = 'typeorm') {
+  const { options: hostOptions } = hostSettings(host);
   return {
-    startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...config }),
-    startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab(options, { platform, ...setup }),
+    startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...hostOptions, ...config }),
+    startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab({ ...hostOptions, ...options }, { platform, ...setup }),
     startLabOnNamedDataSource: (name: string) => startLabOnNamedDataSource(name, { platform }),
   };
 }
