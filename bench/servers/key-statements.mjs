@@ -24,15 +24,15 @@ if (statements !== 'reservation' && statements !== 'insert') throw new Error(`KE
 const fingerprint = Buffer.alloc(32, 7);
 const headers = JSON.stringify([['content-type', 'application/json; charset=utf-8']]);
 const ttlMs = 86_400_000;
-/** One host per DataSource (the app has one). */
+/** One host per DataSource (the app has one), ready once its startup check is done. */
 const hosts = new WeakMap();
 
-async function hostOf(dataSource) {
+function hostOf(dataSource) {
   let host = hosts.get(dataSource);
   if (!host) {
-    host = new TypeOrmTransactionHost(resolveModuleOptions({ dataSource }), undefined);
+    const created = new TypeOrmTransactionHost(resolveModuleOptions({ dataSource }), undefined);
+    host = created.onModuleInit().then(() => created);
     hosts.set(dataSource, host);
-    await host.onModuleInit();
   }
   return host;
 }

@@ -1,5 +1,6 @@
 import type { QueryRunner } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { destroyConnection, type PgClient } from '../pg/pg-client.js';
 
 type Guarded = Pick<QueryRunner, 'startTransaction' | 'commitTransaction' | 'rollbackTransaction' | 'release'>;
 
@@ -19,9 +20,11 @@ export interface TransactionGuard {
  * transactions, `manager.transaction()` inside the handler, still commit and roll back their
  * savepoints), and so does a nested transaction asking for an isolation level: it would run at
  * the key transaction's READ COMMITTED without a word. The methods are wrapped on this one
- * QueryRunner instance, through their public signatures.
+ * QueryRunner instance, through their public signatures. Once the app is shutting down
+ * (`shuttingDown()`), `release()` is TypeORM's own closing its pool: the connection is destroyed
+ * rather than refused (the server rolls its transaction back; the request fails with a 503).
  */
-export function guardKeyTransaction(queryRunner: QueryRunner): TransactionGuard {
+export function guardKeyTransaction(queryRunner: QueryRunner, client: PgClient, shuttingDown: () => boolean): TransactionGuard {
   const own: Guarded = {
     startTransaction: queryRunner.startTransaction,
     commitTransaction: queryRunner.commitTransaction,
@@ -45,7 +48,11 @@ export function guardKeyTransaction(queryRunner: QueryRunner): TransactionGuard 
     await own.rollbackTransaction.call(this);
     state.depth -= 1;
   };
-  guarded.release = () => refuse('release()');
+  guarded.release = function () {
+    if (!shuttingDown()) return refuse('release()');
+    destroyConnection(client);
+    return own.release.call(this);
+  };
   return state;
 }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
@@ -20,11 +20,13 @@ import { endAndRelease, TypeOrmKeyTransaction } from './typeorm-key-transaction.
  * resolves the DataSource and checks how it can reach TypeORM's transaction (`self-check.ts`).
  */
 @Injectable()
-export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, OnModuleInit, OnApplicationShutdown {
+export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private source?: DataSource;
   private sender!: StatementSender;
   private control!: TransactionControl;
   private ownPool?: OwnPool;
+  /** The app is shutting down: TypeORM may close its pool under key transactions still open. */
+  private shuttingDown = false;
   /** How the key's transaction is reached, once checked. */
   access?: TypeOrmAccess;
 
@@ -40,6 +42,10 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
     this.control = transactionControl(this.access, dataSource, this.sender);
     this.ownPool = new OwnPool(dataSource);
     this.source = dataSource;
+  }
+
+  beforeApplicationShutdown(): void {
+    this.shuttingDown = true;
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -63,7 +69,8 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
     try {
       connection.client = (await queryRunner.connect()) as PgClient;
       const results = await this.control.open(connection, statements, later);
-      const transaction = new TypeOrmKeyTransaction(connection, this.control, this.sender, guardKeyTransaction(queryRunner));
+      const guard = guardKeyTransaction(queryRunner, connection.client, () => this.shuttingDown);
+      const transaction = new TypeOrmKeyTransaction(connection, this.control, this.sender, guard);
       return { transaction, results };
     } catch (error) {
       await endAndRelease(connection, this.control, 'rollback', 1).catch(() => undefined);
