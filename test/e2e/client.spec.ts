@@ -4,8 +4,10 @@ import { Readable } from 'node:stream';
 import { IdempotentClient, IdempotentRequestError, type RetryInfo } from '../../src/client/index.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { startDroppingProxy } from '../support/dropping-proxy.js';
 import { newCaller, newKey, validPayment } from '../support/http.js';
+import { FailurePolicyController } from './failure-policy.controller.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -151,7 +153,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('retries a 5xx with the same key: the second attempt succeeds and nothing is paid twice', async () => {
-      const lab = await startLab();
+      const lab = await startLab({}, { controllers: [LabController, FailurePolicyController] });
       try {
         const caller = newCaller();
         const result = await new IdempotentClient({ baseDelayMs: 10 }).fetch(`${lab.url}/lab/flaky`, payment(caller, {}));
@@ -165,7 +167,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('gives up after maxAttempts on a persistent 503 and returns the last answer', async () => {
-      const lab = await startLab();
+      const lab = await startLab({}, { controllers: [LabController, FailurePolicyController] });
       try {
         const caller = newCaller();
         const result = await new IdempotentClient({ maxAttempts: 3, baseDelayMs: 10 }).fetch(`${lab.url}/lab/status/503`, payment(caller, {}));
@@ -177,7 +179,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it.each([429, 422, 401])('does not retry a %i', async (status) => {
-      const lab = await startLab();
+      const lab = await startLab({}, { controllers: [LabController, FailurePolicyController] });
       try {
         const result = await new IdempotentClient({ baseDelayMs: 10 }).fetch(`${lab.url}/lab/status/${status}`, payment(newCaller(), {}));
         expect(result.response.status).toBe(status);

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
 describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
@@ -67,7 +68,7 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
 
   describe('replays read from the database (no replay cache)', () => {
     it('30 replays of a completed key at once all replay, byte for byte, with no 409', async () => {
-      const lab = await startLab({ replayCache: false });
+      const lab = await startLab({ replayCache: false }, { controllers: [LabController] });
       try {
         const caller = newCaller();
         const key = newKey();
@@ -115,7 +116,7 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
   describe('a storm of duplicates', () => {
     it('does not starve requests for other keys of pool connections', async () => {
       // /payments takes 3 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
-      const lab = await startLab({}, { latencyMs: 3_000 });
+      const lab = await startLab({}, { latencyMs: 3_000, controllers: [LabController] });
       try {
         const stormCaller = newCaller();
         const key = newKey();

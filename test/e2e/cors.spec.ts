@@ -1,6 +1,7 @@
 import { handlerBackend } from '../support/database.js';
 import { withIdempotencyCors } from '../../src/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { type Answer, newCaller, newKey, send } from '../support/http.js';
 
 const origin = 'https://shop.example';
@@ -34,6 +35,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         (lab = await startLab(
           {},
           {
+            controllers: [LabController],
             configure: (app) =>
               app.enableCors(withIdempotencyCors({ origin, allowedHeaders: ['Authorization', 'Content-Type'] })),
           },
@@ -82,7 +84,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   it('without the helper, the same app CORS options refuse Idempotency-Key and expose neither header', async () => {
     const lab = await startLab(
       {},
-      { configure: (app) => app.enableCors({ origin, allowedHeaders: ['Authorization', 'Content-Type'] }) },
+      { controllers: [LabController], configure: (app) => app.enableCors({ origin, allowedHeaders: ['Authorization', 'Content-Type'] }) },
     );
     try {
       const answer = await preflight(`${lab.url}/lab/scoped`);

@@ -4,14 +4,16 @@ import { catchError, throwError, timeout, TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { handlerBackend, keyRows, paymentCount, sql, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { DatabaseTroubleController } from './database-trouble.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
 
   describe('database trouble', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, DatabaseTroubleController] })));
     afterAll(() => lab.close());
 
     it('the connection lost mid-request: 503 store-unavailable, the write undone, the key free', async () => {
@@ -93,6 +95,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     beforeAll(
       async () =>
         (lab = await startLab({}, {
+          controllers: [LabController, DatabaseTroubleController],
           configure: (app) =>
             app.useGlobalInterceptors({
               intercept: (_context, next) =>
@@ -130,7 +133,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('answers 503 store-unavailable and runs nothing', async () => {
       const dataSource = new DataSource({ type: 'postgres', url: databaseUrl() });
       await dataSource.initialize();
-      const lab = await startLab({ dataSource });
+      const lab = await startLab({ dataSource }, { controllers: [LabController] });
       try {
         await dataSource.destroy();
         const caller = newCaller();

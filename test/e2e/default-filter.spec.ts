@@ -1,5 +1,6 @@
 import { handlerBackend } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { defaultFilterProblemContentType } from '../support/loaded-versions.js';
 
@@ -10,7 +11,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe("with Nest's default exception filter (no filter of the app's)", () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab({}, { problemFilter: false })));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController], problemFilter: false })));
     afterAll(() => lab.close());
 
     it.each([

@@ -4,9 +4,11 @@ import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
 import { keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
+import { ExpiryController } from './expiry-sweeper.controller.js';
 
 async function countKeys(caller: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]);
@@ -18,7 +20,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('expiry', () => {
     it('an expired key is a new request even before the sweeper runs (route ttl)', async () => {
-      const lab = await startLab();
+      const lab = await startLab({}, { controllers: [ExpiryController] });
       try {
         const caller = newCaller();
         const key = newKey();
@@ -55,7 +57,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('the sweeper', () => {
     it('a request whose expired row a sweep batch is deleting runs once the batch commits (not 409: the key is free)', async () => {
-      const lab = await startLab();
+      const lab = await startLab({}, { controllers: [LabController] });
       const caller = newCaller();
       const key = newKey();
       await seedExpiredOutcome(key, caller, 'POST /lab/twin');
@@ -172,7 +174,7 @@ describe('a sweep over a dying connection (express)', () => {
   afterAll(() => proxy.stop());
 
   it('is given up after 10 s and the next sweep runs; a stuck sweep does not hold up the app\'s shutdown', async () => {
-    const lab = await throughProxy(proxy, () => startLab({ sweepInterval: 0 }));
+    const lab = await throughProxy(proxy, () => startLab({ sweepInterval: 0 }, { controllers: [LabController] }));
     let closed = false;
     try {
       expect((await send(`${lab.url}/lab/scoped`, { key: newKey(), caller: newCaller(), body: {} })).status).toBe(201);
@@ -236,7 +238,7 @@ describe('shutdown while a sweep waits for a pool connection (express)', () => {
   const { startLab } = appsOn('express');
 
   it('waits 5 s at most, and the sweep sends nothing once a connection comes', async () => {
-    const lab = await startLab();
+    const lab = await startLab({}, { controllers: [LabController] });
     const caller = newCaller();
     // The lab's pool has 20 connections: 20 slow handlers hold them for 8 s.
     const slow = Array.from({ length: 20 }, () =>

@@ -6,7 +6,9 @@ import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount, seedExpiredOutcome } from '../support/database.js';
 import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { FailurePolicyController } from './failure-policy.controller.js';
 
 /** An app-wide interceptor that retries a failed handler once. */
 @Injectable()
@@ -62,7 +64,7 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
   describe('interceptors around the module', () => {
     let lab: RunningApp;
     beforeAll(async () => {
-      lab = await startLab({}, { controllers: [TwiceMarkedController, RetriedConflictController], configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()) });
+      lab = await startLab({}, { controllers: [FailurePolicyController, TwiceMarkedController, RetriedConflictController], configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()) });
     });
     afterAll(() => lab.close());
 
@@ -107,7 +109,7 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
 
   describe('failure policy', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, FailurePolicyController] })));
     afterAll(async () => {
       await lab.close();
     });
@@ -255,7 +257,7 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
     });
 
     it('a module can override the policy (storeResponse)', async () => {
-      const app = await startLab({ storeResponse: (status) => status < 400 });
+      const app = await startLab({ storeResponse: (status) => status < 400 }, { controllers: [LabController] });
       try {
         const caller = newCaller();
         const key = newKey();

@@ -5,6 +5,7 @@ import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { newCaller, newKey, send, sendRawRequest } from '../support/http.js';
+import { KeyHeaderController } from './key-header.controller.js';
 
 // Bytes at the edges of a request's identity: query escapes that are not UTF-8, a Host of
 // non-ASCII bytes, bytes around the key, a key list.
@@ -66,7 +67,7 @@ describe('query values the router hands over apart get fingerprints apart', () =
 describe.each(HTTP_PLATFORMS)('hostile bytes in a request\'s identity, on %s', (platform) => {
   let lab: RunningApp;
   beforeAll(async () => {
-    lab = await appsOn(platform).startLab({}, { controllers });
+    lab = await appsOn(platform).startLab({}, { controllers: [...controllers, KeyHeaderController] });
   });
   afterAll(() => lab.close());
 

@@ -1,6 +1,8 @@
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, sendRawBytes, validPayment } from '../support/http.js';
+import { KeyHeaderController } from './key-header.controller.js';
+import { ScopeController } from './scope.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
@@ -10,7 +12,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     let lab: RunningApp;
     beforeAll(async () => {
       demo = await startDemo();
-      lab = await startLab();
+      lab = await startLab({}, { controllers: [KeyHeaderController, ScopeController] });
     });
     afterAll(async () => {
       await demo.close();

@@ -6,6 +6,7 @@ import { keyRows, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
+import { LeaseModeController } from './lease-mode.controller.js';
 
 async function refundsOf(paymentId: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
@@ -88,7 +89,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('lease mode fencing (lab: 1 s lease, 2 s of work)', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LeaseModeController] })));
     afterAll(() => lab.close());
 
     it('a holder that fails releases its key: nothing is stored, the retry runs', async () => {
@@ -131,7 +132,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(otherCaller.json.charge).not.toBe(first.json.charge);
       // Run the same key again from scratch on another instance: the derived keys are the same.
       await sql('DELETE FROM idempotency_keys WHERE caller = $1', [caller]);
-      const other = await startLab();
+      const other = await startLab({}, { controllers: [LeaseModeController] });
       try {
         const again = await send(`${other.url}/lab/lease-keys`, { key, caller, body: {} });
         expect(again.headers['idempotent-replayed']).toBeUndefined();
@@ -144,7 +145,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('lease renewal (lab: 1 s lease, renewed, 2.5 s of work)', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LeaseModeController] })));
     afterAll(() => lab.close());
 
     async function leaseSecondsLeft(caller: string): Promise<number | null> {

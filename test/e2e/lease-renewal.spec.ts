@@ -6,6 +6,8 @@ import { sql, until } from '../support/database.js';
 import { appsOn, databaseUrl, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
+import { LabController } from '../support/common-routes.controller.js';
+import { DatabaseTroubleController } from './database-trouble.controller.js';
 
 const runs = new Map<string, number>();
 
@@ -46,8 +48,8 @@ describe('lease renewals over dying connections (express)', () => {
   beforeAll(async () => {
     await sql('SELECT 1'); // the test's own pool, on the real address
     await proxy.start(new URL(databaseUrl()));
-    a = await throughProxy(proxy, () => startLab({}, { controllers: [RenewalController] })); // instance A reaches PostgreSQL through the proxy
-    b = await startLab({}, { controllers: [RenewalController] }); // instance B directly
+    a = await throughProxy(proxy, () => startLab({}, { controllers: [RenewalController, LabController] })); // instance A reaches PostgreSQL through the proxy
+    b = await startLab({}, { controllers: [RenewalController, LabController] }); // instance B directly
   });
   afterAll(async () => {
     await proxy.stop();
@@ -129,7 +131,7 @@ describe('lease renewals over dying connections (express)', () => {
   });
 
   it('a reservation that gets no connection within a third of the lease: 503, nothing reserved, the connection it waited for not kept', async () => {
-    const lab = await startLab();
+    const lab = await startLab({}, { controllers: [LabController, DatabaseTroubleController] });
     let closed = false;
     try {
       const busy = Array.from({ length: 20 }, () =>

@@ -4,14 +4,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { Idempotent, IdempotencyConfigurationError, IdempotencyModule } from '../../src/index.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { ModuleSetupController } from './module-setup.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab, startLabOnNamedDataSource } = appsOn(platform);
 
   describe('forRootAsync on a named TypeORM connection', () => {
     it('reserves keys and runs business writes on that connection, with the injected ttl', async () => {
-      const lab = await startLabOnNamedDataSource('payments-db');
+      const lab = await startLabOnNamedDataSource('payments-db', { controllers: [LabController] });
       try {
         const caller = newCaller();
         const key = newKey();
@@ -39,7 +41,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('the handler\'s transaction', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, ModuleSetupController] })));
     afterAll(() => lab.close());
 
     it('@IdempotencyManager() injects the key\'s EntityManager: a failure undoes its writes', async () => {

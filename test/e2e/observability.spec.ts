@@ -3,7 +3,10 @@ import { Registry } from 'prom-client';
 import { type IdempotencyEvent, IdempotencyEvents, IdempotencySweeper } from '../../src/index.js';
 import { handlerBackend, seedKeys, sql } from '../support/database.js';
 import { HTTP_PLATFORMS, appsOn, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { FailurePolicyController } from './failure-policy.controller.js';
+import { ResponseSizeController } from './response-size.controller.js';
 
 /** Every log line, at every level, so a test can look for what must never be logged. */
 class RecordingLogger implements LoggerService {
@@ -22,7 +25,10 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
   const events: IdempotencyEvent[] = [];
   let lab: RunningApp;
   beforeAll(async () => {
-    lab = await startLab({ metrics: { registry }, sweepBatchSize: 100 }, { configure: (app) => app.useLogger(logger) });
+    lab = await startLab(
+      { metrics: { registry }, sweepBatchSize: 100 },
+      { controllers: [LabController, FailurePolicyController, ResponseSizeController], configure: (app) => app.useLogger(logger) },
+    );
     lab.app.get(IdempotencyEvents).subscribe((event) => events.push(event));
   });
   afterAll(() => lab.close());

@@ -2,7 +2,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import type { IdempotencyModuleOptions } from '../../src/index.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type HttpPlatform, type RunningApp, startLab as startLabOn } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { ExpiryController } from './expiry-sweeper.controller.js';
 
 /** A lab app whose idempotency store uses its own DataSource, which the test can cut off. */
 async function labWithOwnStore(
@@ -10,7 +12,7 @@ async function labWithOwnStore(
   options: IdempotencyModuleOptions = {},
 ): Promise<{ lab: RunningApp; cut: () => Promise<void> }> {
   const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl() }).initialize();
-  const lab = await startLabOn({ ...options, dataSource }, { platform });
+  const lab = await startLabOn({ ...options, dataSource }, { platform, controllers: [LabController] });
   return { lab, cut: () => dataSource.destroy() };
 }
 
@@ -38,7 +40,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('honours expiry: past the ttl the key runs again', async () => {
-      const lab = await startLab();
+      const lab = await startLab({}, { controllers: [ExpiryController] });
       try {
         const caller = newCaller();
         const key = newKey();

@@ -1,12 +1,13 @@
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { ReplayFidelityController } from './replay-fidelity.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
 
   describe('what is replayed is what the client received', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie', 'Link'] })));
+    beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie', 'Link'] }, { controllers: [ReplayFidelityController] })));
     afterAll(async () => {
       await lab.close();
     });

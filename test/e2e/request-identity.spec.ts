@@ -4,6 +4,7 @@ import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, sendRawRequest } from '../support/http.js';
 
 /** What tells two requests apart besides the key: the host a controller routes by, the
@@ -259,7 +260,7 @@ describe.each(HTTP_PLATFORMS)('caller ids on %s', (platform) => {
     ['an object (request.user)', (request: { user: unknown }) => request.user],
     ['NaN', () => Number.NaN],
   ])('a caller resolver returning %s fails the request with a 500: no run, no row, never another caller\'s replay', async (_case, caller) => {
-    const lab = await startLab({ caller: caller as never });
+    const lab = await startLab({ caller: caller as never }, { controllers: [LabController] });
     try {
       const [alice, mallory] = [newCaller(), newCaller()];
       const key = newKey();

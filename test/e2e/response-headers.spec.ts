@@ -6,7 +6,7 @@ import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
-import type { HeaderSetter } from '../support/lab.controller.js';
+import type { HeaderSetter } from '../support/platform-response.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
 /** Headers that describe the stored bytes, and the headers of an answer that is withdrawn. */

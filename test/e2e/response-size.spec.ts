@@ -4,6 +4,8 @@ import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { SizeController } from '../support/size.controller.js';
+import { LabController } from '../support/common-routes.controller.js';
+import { ResponseSizeController } from './response-size.controller.js';
 
 @Controller('bad-option')
 class BadOptionController {
@@ -19,7 +21,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('maxResponseBytes', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [ResponseSizeController] })));
     afterAll(() => lab.close());
 
     it('a response within the route limit (4 KiB) is stored and replayed byte for byte', async () => {
@@ -71,7 +73,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   });
 
   it('maxResponseBytes set on the module applies to every stored outcome', async () => {
-    const lab = await startLab({ maxResponseBytes: 16 });
+    const lab = await startLab({ maxResponseBytes: 16 }, { controllers: [LabController] });
     try {
       const caller = newCaller();
       const answer = await send(`${lab.url}/lab/scoped`, { key: newKey(), caller, body: {} });

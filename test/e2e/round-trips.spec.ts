@@ -3,6 +3,9 @@ import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { CommitCounter } from '../support/commit-counter.subscriber.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
+import { LabController } from '../support/common-routes.controller.js';
+import { FailurePolicyController } from './failure-policy.controller.js';
+import { RoundTripsController } from './round-trips.controller.js';
 
 const countRoundTrips = async (run: () => Promise<unknown>): Promise<number> => (await sentQueries(run)).length;
 
@@ -11,7 +14,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('round trips and the key transaction', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, RoundTripsController, FailurePolicyController] })));
     afterAll(() => lab.close());
 
     it('an executed request costs no more round trips than the same handler in a plain transaction', async () => {
@@ -61,7 +64,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('preparedStatements: false (behind a pooler in transaction mode)', () => {
     it('sends the statements whole, in as many round trips, and behaves the same', async () => {
-      const lab = await startLab({ preparedStatements: false, replayCache: false });
+      const lab = await startLab({ preparedStatements: false, replayCache: false }, { controllers: [LabController] });
       try {
         const caller = newCaller();
         const key = newKey();

@@ -1,13 +1,16 @@
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { KeyHeaderController } from './key-header.controller.js';
+import { LabV2Controller, ScopeController } from './scope.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
 
   describe('a key belongs to (caller, method, path)', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, ScopeController, LabV2Controller, KeyHeaderController] })));
     afterAll(async () => {
       await lab.close();
     });
@@ -111,7 +114,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('unidentified callers', () => {
     it('are refused with 401 caller-unidentified by default, so no response is shared between them', async () => {
-      const lab = await startLab({ caller: () => undefined });
+      const lab = await startLab({ caller: () => undefined }, { controllers: [LabController] });
       try {
         const answer = await send(`${lab.url}/lab/scoped`, { key: newKey(), body: {} });
         expect(answer.status).toBe(401);
@@ -122,7 +125,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('share one scope only with anonymousCallers: "shared"', async () => {
-      const lab = await startLab({ caller: () => undefined, anonymousCallers: 'shared' });
+      const lab = await startLab({ caller: () => undefined, anonymousCallers: 'shared' }, { controllers: [LabController] });
       try {
         const key = newKey();
         const first = await send(`${lab.url}/lab/scoped`, { key, caller: newCaller(), body: {} });
@@ -140,10 +143,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     let lab: RunningApp;
     beforeAll(
       async () =>
-        (lab = await startLab({
-          keyFormat: 'printable-ascii',
-          caller: (request: { headers: Record<string, string> }) => JSON.parse(request.headers['x-caller-json']),
-        })),
+        (lab = await startLab(
+          {
+            keyFormat: 'printable-ascii',
+            caller: (request: { headers: Record<string, string> }) => JSON.parse(request.headers['x-caller-json']),
+          },
+          { controllers: [LabController, ScopeController] },
+        )),
     );
     afterAll(() => lab.close());
     const keyRowCount = async (key: string) => (await sql('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]))[0].n;

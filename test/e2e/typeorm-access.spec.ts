@@ -5,6 +5,8 @@ import { appsOn, databaseUrl, HTTP_PLATFORMS } from '../support/apps.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
+import { LabController } from '../support/common-routes.controller.js';
+import { FailurePolicyController } from './failure-policy.controller.js';
 
 /**
  * A DataSource whose QueryRunners keep their transaction depth behind an accessor, as a TypeORM
@@ -32,7 +34,7 @@ describe.each(HTTP_PLATFORMS)('how the TypeORM adapter reaches the transaction, 
   it("falls back to TypeORM's public API, with one warning naming the TypeORM version, when the QueryRunner's transaction state is not where it expects", async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn');
     const dataSource = await dataSourceWithHiddenTransactionState();
-    const lab = await startLab({ dataSource });
+    const lab = await startLab({ dataSource }, { controllers: [FailurePolicyController] });
     try {
       const warnings = warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('public API'));
       expect(warnings).toHaveLength(1);
@@ -56,8 +58,8 @@ describe.each(HTTP_PLATFORMS)('how the TypeORM adapter reaches the transaction, 
   });
 
   it('costs two more round trips per executed request than the combined messages (START TRANSACTION and COMMIT of their own)', async () => {
-    const combined = await startLab({ replayCache: false });
-    const publicApi = await startLabOnPublicApi({ replayCache: false });
+    const combined = await startLab({ replayCache: false }, { controllers: [LabController] });
+    const publicApi = await startLabOnPublicApi({ replayCache: false }, { controllers: [LabController] });
     try {
       const caller = newCaller();
       const count = async (url: string, key: string) => (await sentQueries(() => send(`${url}/lab/twin`, { key, caller, body: {} }))).length;

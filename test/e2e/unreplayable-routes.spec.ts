@@ -9,6 +9,8 @@ import {
   RawResponseController,
   SseController,
 } from '../support/unreplayable.controllers.js';
+import { ReplayFidelityController } from './replay-fidelity.controller.js';
+import { ObservableController } from './unreplayable-routes.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
@@ -39,8 +41,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('@Res() and @Sse() on routes without @Idempotent(), and @Res({ passthrough: true }) on one with it, start fine', async () => {
-      // The lab's own POST /lab/headers takes @Res({ passthrough: true }).
-      const lab = await startLab({}, { controllers: [NonIdempotentController] });
+      // POST /lab/headers (replay-fidelity's) takes @Res({ passthrough: true }).
+      const lab = await startLab({}, { controllers: [NonIdempotentController, ReplayFidelityController] });
       try {
         const raw = await send(`${lab.url}/replayable-neighbours/raw`, { method: 'GET' });
         expect([raw.status, raw.text]).toEqual([200, 'raw']);
@@ -54,7 +56,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('a handler that returns an Observable', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [ObservableController] })));
     afterAll(() => lab.close());
 
     it('of one value: stored and replayed like any value', async () => {

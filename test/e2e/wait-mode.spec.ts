@@ -2,13 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { WaitModeController } from './wait-mode.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
 
   describe('wait mode (route option wait)', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab()));
+    beforeAll(async () => (lab = await startLab({}, { controllers: [WaitModeController] })));
     afterAll(() => lab.close());
 
     it('50 concurrent duplicates wait for the first and all get its replay: one execution, no 409', async () => {
@@ -23,7 +24,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('across instances too: a duplicate sent to another app instance waits and replays', async () => {
-      const other = await startLab();
+      const other = await startLab({}, { controllers: [WaitModeController] });
       try {
         const caller = newCaller();
         const key = newKey();

@@ -10,7 +10,6 @@ import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { PaymentsController } from '../../src/demo/payments/payments.controller.js';
 import { CommitCounter } from './commit-counter.subscriber.js';
-import { LabController, LabV2Controller } from './lab.controller.js';
 
 export { HTTP_PLATFORMS, type HttpPlatform };
 
@@ -51,7 +50,10 @@ export interface LabSetup {
   /** Delay inside the demo's payment handler (`POST /payments`). */
   latencyMs?: number;
   platform?: HttpPlatform;
-  /** Controllers added to the lab's. */
+  /**
+   * The spec's own controllers, besides the demo's PaymentsController: the lab routes it calls
+   * (LabController in ./common-routes.controller.ts, the rest in the fixture beside the spec).
+   */
   controllers?: NonNullable<ModuleMetadata['controllers']>;
   /** Providers added to the lab's (an APP_INTERCEPTOR, a provider under test). */
   providers?: NonNullable<ModuleMetadata['providers']>;
@@ -74,7 +76,7 @@ export function appsOn(platform: HttpPlatform, host: Host = 'typeorm') {
   return {
     startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...hostOptions, ...config }),
     startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab({ ...hostOptions, ...options }, { platform, ...setup }),
-    startLabOnNamedDataSource: (name: string) => startLabOnNamedDataSource(name, { platform }),
+    startLabOnNamedDataSource: (name: string, setup: LabSetup = {}) => startLabOnNamedDataSource(name, { platform, ...setup }),
   };
 }
 
@@ -101,8 +103,9 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
 }
 
 /**
- * An app with the lab routes (one behaviour each) and the demo's payments routes, a global
- * ClassSerializerInterceptor, ValidationPipe and problem filter, as a typical app has them.
+ * An app with the demo's payments routes and the controllers a spec passes (`setup.controllers`:
+ * the lab routes it calls, one behaviour each), a global ClassSerializerInterceptor,
+ * ValidationPipe and problem filter, as a typical app has them.
  */
 export async function startLab(options: IdempotencyModuleOptions = {}, setup: LabSetup = {}): Promise<RunningApp> {
   let dataSource: DataSource | undefined;
@@ -157,7 +160,7 @@ async function startLabWith(
 ): Promise<RunningApp> {
   @Module({
     imports,
-    controllers: [LabController, LabV2Controller, PaymentsController, ...controllers],
+    controllers: [PaymentsController, ...controllers],
     providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }, ...providers],
   })
   class LabModule {}

@@ -1,0 +1,45 @@
+import { Controller, Headers, Post, Req, Res, UseGuards } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { Payment } from '../../src/demo/payments/payment.entity.js';
+import { writePayment } from '../support/common-routes.controller.js';
+import { type SelfSender, sendItself } from '../support/platform-response.js';
+
+/** A slow write in lease mode, and handlers that send their answer themselves before they end. */
+@Controller('lab')
+@UseGuards(BearerAuthGuard)
+export class DatabaseTroubleController {
+  constructor(private readonly tx: IdempotencyTransaction) {}
+
+  /** The same as LabController's slow-write in lease mode: the payment commits on its own, before the answer. */
+  @Post('lease-slow-write')
+  @Idempotent({ mode: 'lease', lease: '1s' })
+  async leaseSlowWrite(@Req() request: AuthenticatedRequest, @Headers('x-work-ms') workMs?: string): Promise<Payment> {
+    const payment = await writePayment(this.tx, request);
+    await sleep(Number(workMs ?? 600));
+    return payment;
+  }
+
+  /** Writes, sends its answer itself (as `@Res({ passthrough: true })` allows), then goes on 100 ms. */
+  @Post('self-sent')
+  @Idempotent()
+  async selfSent(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
+    const payment = await writePayment(this.tx, request);
+    sendItself(response, 201, payment);
+    await sleep(100);
+  }
+
+  /** Writes, sends its answer on the Node response itself and awaits its end() callback, then writes again. */
+  @Post('self-sent-awaited')
+  @Idempotent()
+  async selfSentAwaited(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: { raw?: ServerResponse } & ServerResponse): Promise<void> {
+    const payment = await writePayment(this.tx, request);
+    const raw = response.raw ?? response;
+    raw.statusCode = 201;
+    raw.setHeader('content-type', 'application/json');
+    await new Promise<void>((resolve) => raw.end(JSON.stringify(payment), () => resolve()));
+    await writePayment(this.tx, request);
+  }
+}
