@@ -1,6 +1,6 @@
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
-import { EnvelopeInterceptor, FidelityController } from '../support/fidelity.controller.js';
+import { EnvelopeInterceptor, FidelityController } from './replay-pipeline.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { expectFaithfulReplay } from '../support/replay-assertions.js';
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Headers, Post, Req, UseGuards } from '@nestjs/common';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { writePayment } from '../support/common-routes.controller.js';
@@ -26,5 +26,20 @@ export class ResponseSizeController {
   private async sized(request: AuthenticatedRequest, size: number): Promise<object> {
     const payment = await writePayment(this.tx, request);
     return { paymentId: payment.id, data: 'x'.repeat(Math.max(0, size - 70)) };
+  }
+}
+
+/** A lease-mode route whose answer is over its 64-byte limit; counts its runs per key. */
+@Controller('size')
+@UseGuards(BearerAuthGuard)
+export class SizeController {
+  private readonly runs = new Map<string, number>();
+
+  @Post('lease')
+  @Idempotent({ mode: 'lease', maxResponseBytes: 64 })
+  lease(@Headers('idempotency-key') key: string): object {
+    const run = (this.runs.get(key) ?? 0) + 1;
+    this.runs.set(key, run);
+    return { run, data: 'x'.repeat(100) };
   }
 }

@@ -3,9 +3,8 @@ import { Idempotent } from '../../src/index.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
-import { SizeController } from '../support/size.controller.js';
 import { LabController } from '../support/common-routes.controller.js';
-import { ResponseSizeController } from './response-size.controller.js';
+import { ResponseSizeController, SizeController } from './response-size.controller.js';
 
 @Controller('bad-option')
 class BadOptionController {

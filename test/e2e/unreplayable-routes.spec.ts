@@ -2,15 +2,15 @@ import { IdempotencyConfigurationError, UnreplayableRouteError } from '../../src
 import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, bootstrapFailure, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { ReplayFidelityController } from './replay-fidelity.controller.js';
 import {
   IdempotentClassWithSseController,
   NextController,
   NonIdempotentController,
+  ObservableController,
   RawResponseController,
   SseController,
-} from '../support/unreplayable.controllers.js';
-import { ReplayFidelityController } from './replay-fidelity.controller.js';
-import { ObservableController } from './unreplayable-routes.controller.js';
+} from './unreplayable-routes.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);

@@ -24,7 +24,7 @@ import { map, type Observable } from 'rxjs';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
-import type { HeaderSetter } from './platform-response.js';
+import type { HeaderSetter } from '../support/platform-response.js';
 
 export class TransferDto {
   @IsInt()
