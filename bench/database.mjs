@@ -5,6 +5,7 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { CreateIdempotencyKeys1795996800000 } from '../dist/esm/index.js';
 import { CreatePayments1795996800001 } from '../dist/esm/demo/payments/create-payments.migration.js';
+import { CreateRefunds1795996800002 } from '../dist/esm/demo/refunds/create-refunds.migration.js';
 
 /** Starts (or connects to) PostgreSQL and migrates it: `{ url, kind, version, sql, stop }`. */
 export async function startDatabase() {
@@ -71,7 +72,7 @@ async function migrate(url) {
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
   });
   await dataSource.initialize();
   try {

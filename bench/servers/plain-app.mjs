@@ -1,5 +1,6 @@
 // The demo's Nest setup without the module: the same TypeORM options and pool, ValidationPipe,
-// problem filter, bearer guard, DTO and entity, and a POST /payments whose body is `create`.
+// problem filter, bearer guard, DTO and entities (the demo's two: TypeORM's work per query grows
+// with the entities it knows), and a POST /payments whose body is `create`.
 // Decorators are applied by hand, as TypeScript would compile them. Both bench servers that
 // compare against the module build on it: the baseline and the key-statements floor.
 import { Body, Controller, Inject, Module, Post, Req, UseGuards, ValidationPipe } from '@nestjs/common';
@@ -13,6 +14,8 @@ import { ProblemDetailsFilter } from '../../dist/esm/demo/http/problem-details.f
 import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dto.js';
 import { CreatePayments1795996800001 } from '../../dist/esm/demo/payments/create-payments.migration.js';
 import { Payment } from '../../dist/esm/demo/payments/payment.entity.js';
+import { CreateRefunds1795996800002 } from '../../dist/esm/demo/refunds/create-refunds.migration.js';
+import { Refund } from '../../dist/esm/demo/refunds/refund.entity.js';
 
 /** Serves the app; `create(dataSource, dto, request)` answers POST /payments with a payment. */
 export async function servePlainApp(databaseUrl, create) {
@@ -41,8 +44,8 @@ export async function servePlainApp(databaseUrl, create) {
           TypeOrmModule.forRoot({
             type: 'postgres',
             url: databaseUrl,
-            entities: [Payment],
-            migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001],
+            entities: [Payment, Refund],
+            migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
             migrationsRun: true,
             extra: { max: 20 },
           }),

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * How a route fingerprints its requests:
@@ -63,7 +63,7 @@ export function fingerprintRequest(request: FingerprintRequest, option?: Fingerp
     typeof option === 'function'
       ? option(request)
       : { body: option ? pick(request.body, option) : request.body, query: canonicalQuery(request.query) };
-  return createHash('sha256').update(canonicalJson(input)).digest();
+  return hash('sha256', canonicalJson(input), 'buffer');
 }
 
 /**

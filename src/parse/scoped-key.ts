@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * A key in its scope: the same key in another scope is another request. The parse stage makes
@@ -21,6 +21,6 @@ export interface ScopedKey {
 
 export function scopeKey(key: string, caller: string, endpoint: string): ScopedKey {
   const text = JSON.stringify([key, caller, endpoint]);
-  const lockId = createHash('sha256').update(text).digest().readBigInt64BE(0).toString();
+  const lockId = hash('sha256', text, 'buffer').readBigInt64BE(0).toString();
   return { key, caller, endpoint, text, lockId };
 }
