@@ -3,6 +3,8 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
+  // test/pooler/ needs PgBouncer: npm run test:pooler (jest.pooler.config.mjs).
+  testPathIgnorePatterns: ['/node_modules/', '/test/pooler/'],
   transform: {
     '^.+\\.(t|j)s$': [
       '@swc/jest',

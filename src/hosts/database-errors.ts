@@ -1,5 +1,5 @@
 /** SQLSTATE classes and codes that mean "the database is unavailable right now", not "bad request". */
-const UNAVAILABLE_CODE = /^(08|53|57P0)|^57014$|^55P03$/;
+const UNAVAILABLE_CODE = /^(08|53|57P0)|^57014$|^55P03$|^26000$/;
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const UNAVAILABLE_MESSAGE =
   /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed/i;
@@ -20,7 +20,8 @@ export function isRefusedByDatabase(error: unknown): boolean {
 /**
  * Whether `error` (a TypeORM `QueryFailedError`, a `pg` error or a pool error) says the database
  * is unreachable, overloaded or timed out: connection exceptions (08), insufficient resources
- * (53), shutdown (57P0x), statement timeout (57014), lock timeout (55P03), a pool that gave up
+ * (53), shutdown (57P0x), statement timeout (57014), lock timeout (55P03), a prepared statement
+ * missing from a server session that changed under the connection (26000, a pooler), a pool that gave up
  * waiting for a connection, a dropped socket, or a QueryRunner TypeORM released when its
  * connection failed (`QueryRunnerAlreadyReleasedError`, which carries no code: the module never
  * releases a held key's QueryRunner while its handler runs). Such failures are answered 503:

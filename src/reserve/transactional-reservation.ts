@@ -1,3 +1,4 @@
+import { StatementsVanishedError } from '../hosts/pg/statement-sender.js';
 import type { KeyTransaction, TransactionHost } from '../hosts/transaction-host.js';
 import { RECORD_OUTCOME } from '../record/record.sql.js';
 import { TransactionHold } from '../record/transaction-hold.js';
@@ -11,10 +12,19 @@ import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from './reservation.sql.js';
  * (`TransactionHold`). Unless the key is held, the transaction is already ended and its
  * connection given back.
  */
-export async function reserveInTransaction(
-  host: TransactionHost,
-  request: KeyRequest,
-): Promise<{ kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number })> {
+export async function reserveInTransaction(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
+  try {
+    return await reserveOnce(host, request);
+  } catch (error) {
+    // Nothing of it ran, and the statements now go whole: the same reservation succeeds.
+    if (error instanceof StatementsVanishedError) return reserveOnce(host, request);
+    throw error;
+  }
+}
+
+type Reserved = { kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number });
+
+async function reserveOnce(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
   const params = keyRowParams(request);
   const { transaction, results } = await host.begin(
     [

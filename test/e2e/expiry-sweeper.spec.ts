@@ -3,7 +3,7 @@ import pg from 'pg';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
 import { keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
+import { appDatabaseUrl, appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { sentQueries } from '../support/sent-queries.js';
@@ -169,7 +169,7 @@ describe('a sweep over a dying connection (express)', () => {
 
   beforeAll(async () => {
     await sql('SELECT 1');
-    await proxy.start(new URL(databaseUrl()));
+    await proxy.start(new URL(appDatabaseUrl()));
   });
   afterAll(() => proxy.stop());
 
@@ -208,7 +208,7 @@ describe('a sweep whose connection is lost while its batch runs, the server side
 
   beforeAll(async () => {
     await sql('SELECT 1');
-    await proxy.start(new URL(databaseUrl()));
+    await proxy.start(new URL(appDatabaseUrl()));
   });
   afterAll(() => proxy.stop());
 

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { sql, until } from '../support/database.js';
-import { appsOn, databaseUrl, type RunningApp } from '../support/apps.js';
+import { appDatabaseUrl, appsOn, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 import { LabController } from '../support/common-routes.controller.js';
@@ -47,7 +47,7 @@ describe('lease renewals over dying connections (express)', () => {
 
   beforeAll(async () => {
     await sql('SELECT 1'); // the test's own pool, on the real address
-    await proxy.start(new URL(databaseUrl()));
+    await proxy.start(new URL(appDatabaseUrl()));
     a = await throughProxy(proxy, () => startLab({}, { controllers: [RenewalController, LabController] })); // instance A reaches PostgreSQL through the proxy
     b = await startLab({}, { controllers: [RenewalController, LabController] }); // instance B directly
   });

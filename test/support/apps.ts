@@ -45,6 +45,15 @@ export function databaseUrl(): string {
   return url;
 }
 
+/**
+ * Where the apps under test connect: `APP_DATABASE_URL` when set (the same database through a
+ * pooler: `npm run test:pooler`), else `DATABASE_URL`. What a test reads or sets up itself
+ * (`sql()`, its own clients) goes to `DATABASE_URL` directly.
+ */
+export function appDatabaseUrl(): string {
+  return process.env.APP_DATABASE_URL || databaseUrl();
+}
+
 /** How a lab app is set up besides its module options. */
 export interface LabSetup {
   /** Delay inside the demo's payment handler (`POST /payments`). */
@@ -95,7 +104,7 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
       poolSize: 20,
       poolTimeoutMs: 5_000,
       ...config,
-      databaseUrl: databaseUrl(),
+      databaseUrl: appDatabaseUrl(),
     },
     { quiet: true },
   );
@@ -115,7 +124,7 @@ export async function startLab(options: IdempotencyModuleOptions = {}, setup: La
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
             type: 'postgres',
-            url: databaseUrl(),
+            url: appDatabaseUrl(),
             entities: [Payment],
             subscribers: [CommitCounter],
             extra: { max: 20 },
@@ -143,7 +152,7 @@ export async function startLabOnNamedDataSource(name: string, setup: LabSetup = 
   class SettingsModule {}
   return startLabWith(
     [
-      TypeOrmModule.forRoot({ name, type: 'postgres', url: databaseUrl(), entities: [Payment] }),
+      TypeOrmModule.forRoot({ name, type: 'postgres', url: appDatabaseUrl(), entities: [Payment] }),
       IdempotencyModule.forRootAsync({
         imports: [SettingsModule],
         inject: [SETTINGS],

@@ -1,6 +1,6 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { databaseUrl } from './apps.js';
+import { appDatabaseUrl } from './apps.js';
 
 /**
  * A TCP proxy to PostgreSQL. `dropExisting()` silently drops the connections open at that
@@ -70,16 +70,20 @@ export class PostgresProxy {
   }
 }
 
-/** Runs `start` (an app's start) with DATABASE_URL pointing at `proxy`, so that the app reaches PostgreSQL through it. */
+/**
+ * Runs `start` (an app's start) with the apps' database URL (`appDatabaseUrl()`) pointing at
+ * `proxy`, so that the app reaches PostgreSQL through it; start the proxy on `appDatabaseUrl()`.
+ */
 export async function throughProxy<T>(proxy: PostgresProxy, start: () => Promise<T>): Promise<T> {
-  const real = databaseUrl();
-  const url = new URL(real);
+  const before = process.env.APP_DATABASE_URL;
+  const url = new URL(appDatabaseUrl());
   url.hostname = '127.0.0.1';
   url.port = String(proxy.port);
-  process.env.DATABASE_URL = url.toString();
+  process.env.APP_DATABASE_URL = url.toString();
   try {
     return await start();
   } finally {
-    process.env.DATABASE_URL = real;
+    if (before === undefined) delete process.env.APP_DATABASE_URL;
+    else process.env.APP_DATABASE_URL = before;
   }
 }

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { databaseUrl } from './apps.js';
+import { appDatabaseUrl } from './apps.js';
 import { type DemoProcess, startDemoProcess as startDemo } from './demo-process.cjs';
 
 export type { DemoProcess };
 
 /** Starts the built demo (`npm start`'s entry point) on the test database with `env` and waits until it listens. */
 export function startDemoProcess(env: Record<string, string> = {}): Promise<DemoProcess> {
-  return startDemo({ databaseUrl: databaseUrl(), env });
+  return startDemo({ databaseUrl: appDatabaseUrl(), env });
 }
 
 /**

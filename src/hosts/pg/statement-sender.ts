@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { SqlStatement, Statement, StatementResult } from '../transaction-host.js';
 import type { PgClient } from './pg-client.js';
 import { executeText, prepareText, wholeText } from './sql-text.js';
@@ -6,81 +7,116 @@ import { executeText, prepareText, wholeText } from './sql-text.js';
 export type MessagePart = Statement | string;
 
 /**
+ * A statement prepared on a connection was missing when it was run (SQLSTATE 26000): the server
+ * session changed under the connection, as behind a pooler in transaction mode. Nothing of the
+ * failed message ran; the sender now sends its statements whole, so running it again succeeds.
+ */
+export class StatementsVanishedError extends Error {
+  readonly code = '26000';
+
+  constructor(override readonly cause: unknown) {
+    super(`${(cause as Error)?.message ?? String(cause)} (${VANISHED})`);
+    this.name = 'StatementsVanishedError';
+  }
+}
+
+const VANISHED =
+  'prepared statements vanished between transactions, as behind a pooler in transaction mode (PgBouncer); ' +
+  'the module sends its statements whole from now on; preparedStatements: false does so from the start';
+
+const logger = new Logger('Idempotency');
+
+/**
  * Sends the module's statements over node-postgres connections, several in one simple-protocol
  * message (one round trip): when one fails, PostgreSQL skips the rest of the message, so a failed
  * statement before a `COMMIT` leaves the transaction aborted, never committed. The simple
  * protocol takes no bind parameters, so values are inlined as literals (`sql-text.ts`).
  *
- * With `preparing`, each statement is `PREPARE`d once per connection, in a round trip of its own
- * the first time, and run with `EXECUTE` (planned once); without, it is sent whole every time
- * (behind a pooler in transaction mode, whose server sessions change between transactions).
+ * While `preparing`, statements are `PREPARE`d once per connection and run with `EXECUTE`
+ * (planned once); those a message needs and the connection lacks are prepared together, in one
+ * message of their own (one implicit transaction, so one server session even behind a pooler).
+ * A prepared statement found missing (26000) means server sessions change under the connections
+ * (a pooler in transaction mode): the sender then sends every statement whole, for good, logs
+ * that once, and the failed message throws `StatementsVanishedError` (run it again). Because a
+ * transaction's statements are prepared together and its first message runs one of them, a
+ * transaction whose first message ran finds the others on its server session too.
  */
 export class StatementSender {
   /** The statements prepared on each connection: recorded only once PostgreSQL took them. */
   private readonly prepared = new WeakMap<PgClient, Set<string>>();
 
-  constructor(readonly preparing: boolean) {}
+  constructor(private preparing: boolean) {}
+
+  /** Whether statements are still prepared (not sent whole). */
+  get prepares(): boolean {
+    return this.preparing;
+  }
 
   /**
    * Sends `parts` as one message on `client` and returns each part's result. `later`: statements
    * the same transaction runs later, prepared now along with these (outside the transaction).
    */
   async send(client: PgClient, parts: readonly MessagePart[], later: readonly SqlStatement[] = []): Promise<StatementResult[]> {
+    const preparing = this.preparing;
     // The text is built first: a value that cannot be inlined fails before anything is sent.
-    const sql = parts.map((part) => (typeof part === 'string' ? part : this.textOf(part, client))).join(';\n');
-    const statements = parts.filter((part): part is Statement => typeof part !== 'string').map(([statement]) => statement);
-    await this.prepareAhead(client, statements.concat(later));
+    const sql = parts.map((part) => (typeof part === 'string' ? part : this.textOf(part, client, preparing))).join(';\n');
+    if (preparing) {
+      const statements = parts.filter((part): part is Statement => typeof part !== 'string').map(([statement]) => statement);
+      await this.prepareAhead(client, statements.concat(later));
+    }
     try {
       const results = await client.query(sql);
       return Array.isArray(results) ? results : [results];
     } catch (error) {
-      // A prepared statement outlives the transaction it was prepared in, so the record stays.
-      // Only a session reset behind the pool's back makes it wrong: its EXECUTE fails (26000),
-      // and the next message on this connection prepares again.
-      if ((error as { code?: string }).code === '26000') this.prepared.delete(client);
-      throw error;
+      if ((error as { code?: string }).code !== '26000' || !preparing) throw error;
+      this.prepared.delete(client);
+      if (this.preparing) {
+        this.preparing = false;
+        logger.warn(VANISHED);
+      }
+      throw new StatementsVanishedError(error);
     }
   }
 
   /**
-   * Prepares, when preparing, those of `statements` not yet prepared on `client`: before a
+   * Prepares, while preparing, those of `statements` not yet prepared on `client`: before a
    * transaction that runs them is started by someone else.
    */
   async prepareAhead(client: PgClient, statements: readonly SqlStatement[]): Promise<void> {
     if (!this.preparing) return;
-    const missing = this.notYetPrepared(client, statements);
-    if (missing.length > 0) await this.prepare(client, missing);
-  }
-
-  private textOf([statement, params]: Statement, client: PgClient): string {
-    return this.preparing && !statement.whole ? executeText(statement, params, client) : wholeText(statement, params, client);
-  }
-
-  private notYetPrepared(client: PgClient, statements: readonly SqlStatement[]): SqlStatement[] {
     const names = this.prepared.get(client);
     const missing: SqlStatement[] = [];
     for (const statement of statements) {
       if (!statement.whole && !names?.has(statement.name) && !missing.includes(statement)) missing.push(statement);
     }
-    return missing;
+    if (missing.length > 0) await this.prepare(client, missing);
+  }
+
+  private textOf([statement, params]: Statement, client: PgClient, preparing: boolean): string {
+    return preparing && !statement.whole ? executeText(statement, params, client) : wholeText(statement, params, client);
   }
 
   /**
-   * `PREPARE`s `statements` on `client`, each in its own round trip. Outside a transaction, one
-   * found prepared already (42P05: a PREPARE whose answer was lost) counts as prepared; inside
-   * one, that error would abort it, which is why a key transaction's statements are prepared
-   * before it starts.
+   * `PREPARE`s `statements` on `client` in one message, and records each once PostgreSQL took it.
+   * Outside a transaction, a statement found prepared already (42P05: a PREPARE whose answer was
+   * lost) stops the message there, having prepared those before it: which ones the connection
+   * has is then read back, and the rest prepared once more (inside a transaction that error would
+   * abort it, which is why a key transaction's statements are prepared before it starts).
    */
-  private async prepare(client: PgClient, statements: readonly SqlStatement[]): Promise<void> {
+  private async prepare(client: PgClient, statements: readonly SqlStatement[], again = true): Promise<void> {
     let names = this.prepared.get(client);
     if (!names) this.prepared.set(client, (names = new Set()));
-    for (const statement of statements) {
-      try {
-        await client.query(prepareText(statement));
-      } catch (error) {
-        if ((error as { code?: string }).code !== '42P05') throw error;
-      }
-      names.add(statement.name);
+    try {
+      await client.query(statements.map(prepareText).join(';\n'));
+    } catch (error) {
+      if ((error as { code?: string }).code !== '42P05') throw error;
+      const list = statements.map(({ name }) => `'${name}'`).join(', ');
+      const result = await client.query(`SELECT name FROM pg_prepared_statements WHERE name IN (${list})`);
+      const present = new Set((Array.isArray(result) ? result[0] : result).rows.map((row: { name: string }) => row.name));
+      for (const name of present) names.add(name);
+      const rest = statements.filter(({ name }) => !present.has(name));
+      if (rest.length > 0 && again) return this.prepare(client, rest, false);
     }
+    for (const statement of statements) names.add(statement.name);
   }
 }

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { destroyConnection, type PgClient } from '../pg/pg-client.js';
-import type { StatementSender } from '../pg/statement-sender.js';
+import { type StatementSender, StatementsVanishedError } from '../pg/statement-sender.js';
 import { givenUpAfter } from '../pg/time-bound.js';
 import type { Bound, Statement, StatementResult } from '../transaction-host.js';
 
@@ -25,7 +25,11 @@ export async function runBounded(
     const connected = (await queryRunner.connect()) as PgClient;
     if (givenUp) throw new Error(`${what} was given up before it was sent`);
     client = connected;
-    const [result] = await sender.send(connected, [statement]);
+    // A statement that vanished did not run, and the sender now sends it whole.
+    const [result] = await sender.send(connected, [statement]).catch((error: unknown) => {
+      if (error instanceof StatementsVanishedError) return sender.send(connected, [statement]);
+      throw error;
+    });
     return result;
   })();
   try {
