@@ -21,7 +21,7 @@ export default {
   transformIgnorePatterns: ['/node_modules/(?!@nestjs/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   // What test/unit/loaded-versions.spec.ts expects to load (jest.nest11.config.mjs: 11 and 0.3).
-  globals: { EXPECTED_STACK: { '@nestjs/core': '12.', typeorm: '1.' } },
+  globals: { EXPECTED_STACK: { '@nestjs/core': '12.', typeorm: '1.', 'nestjs-cls': '6.' } },
   globalSetup: '<rootDir>/test/support/global-setup.mjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
   setupFilesAfterEnv: ['<rootDir>/test/support/after-each-file.ts'],

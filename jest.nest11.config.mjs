@@ -19,11 +19,14 @@ export default {
   moduleNameMapper: {
     ...base.moduleNameMapper,
     '^@nestjs/(.*)$': `${compat}/@nestjs/$1`,
+    // @nestjs-cls/transactional on nestjs-cls 7 (the root install has 6): both majors are tested.
+    '^@nestjs-cls/(.*)$': `${compat}/@nestjs-cls/$1`,
+    '^nestjs-cls$': `${compat}/nestjs-cls`,
     '^typeorm$': `${compat}/typeorm`,
     '^typeorm/(.*)$': `${compat}/typeorm/$1`,
   },
   // NestJS 11 is CommonJS: nothing under node_modules needs compiling (NestJS 12's ESM did).
   transformIgnorePatterns: ['/node_modules/'],
-  globals: { ...base.globals, EXPECTED_STACK: { '@nestjs/core': '11.', typeorm: '0.3.' } },
+  globals: { ...base.globals, EXPECTED_STACK: { '@nestjs/core': '11.', typeorm: '0.3.', 'nestjs-cls': '7.' } },
   globalSetup: '<rootDir>/test/support/global-setup.nest11.mjs',
 };

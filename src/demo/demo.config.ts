@@ -24,6 +24,11 @@ export interface DemoConfig {
   poolTimeoutMs: number;
   /** How the module reaches TypeORM's transaction (DEMO_TYPEORM_ACCESS: `auto`, the default, or `public-api`). */
   typeormAccess?: 'auto' | 'public-api';
+  /**
+   * How the payment handler reaches its transaction (DEMO_TX): `typeorm` (default),
+   * `IdempotencyTransaction`; `cls`, `@Transactional()` services through `@nestjs-cls/transactional`.
+   */
+  tx?: 'typeorm' | 'cls';
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -40,6 +45,7 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
     typeormAccess: oneOf(env.DEMO_TYPEORM_ACCESS, ['auto', 'public-api'] as const, 'DEMO_TYPEORM_ACCESS'),
+    tx: oneOf(env.DEMO_TX, ['typeorm', 'cls'] as const, 'DEMO_TX'),
   };
 }
 

@@ -10,14 +10,20 @@ import { CreateRefunds1795996800002 } from './refunds/create-refunds.migration.j
 import { Refund } from './refunds/refund.entity.js';
 import { RefundsController } from './refunds/refunds.controller.js';
 import { SimulatedPaymentProvider } from './refunds/simulated-payment-provider.js';
+import { PaymentLedger } from './transactional/payment-ledger.service.js';
+import { PaymentsService } from './transactional/payments.service.js';
+import { TransactionalPaymentsController } from './transactional/transactional-payments.controller.js';
+import { TransactionalClsModule } from './transactional/transactional.module.js';
 
 /** The demo payments API, wired the way an application uses the module. */
 @Module({})
 export class DemoModule {
   static forRoot(config: DemoConfig & { databaseUrl: string }): DynamicModule {
+    const cls = config.tx === 'cls';
     return {
       module: DemoModule,
       imports: [
+        ...(cls ? [TransactionalClsModule] : []),
         TypeOrmModule.forRoot({
           type: 'postgres',
           url: config.databaseUrl,
@@ -34,8 +40,8 @@ export class DemoModule {
           typeormAccess: config.typeormAccess,
         }),
       ],
-      controllers: [PaymentsController, RefundsController],
-      providers: [{ provide: DEMO_CONFIG, useValue: config }, SimulatedPaymentProvider],
+      controllers: [cls ? TransactionalPaymentsController : PaymentsController, RefundsController],
+      providers: [{ provide: DEMO_CONFIG, useValue: config }, SimulatedPaymentProvider, ...(cls ? [PaymentsService, PaymentLedger] : [])],
     };
   }
 }

@@ -48,6 +48,11 @@ export interface KeyTransaction<Handle = unknown> {
    */
   runBeforeHandler(statement: Statement): Promise<StatementResult>;
   /**
+   * Starts the handler (`start`), inside the scope of the app's own transaction tool pointed at
+   * this transaction when the app uses one (`handler-scope.ts`), until `settled` resolves.
+   */
+  enterHandler<T>(start: () => T, settled: Promise<void>): T;
+  /**
    * Ends the transaction whole, at whatever depth the handler left it (a nested transaction
    * still open): `commit` keeps the handler's writes, `rollback` undoes everything. A
    * connection whose rollback fails is destroyed, never given back to the pool mid-transaction.

@@ -8,6 +8,8 @@ export interface KeyHold {
   /** The handler's database handle inside the key's transaction (transactional mode only), until it ended. */
   readonly handle?: unknown;
   readonly isOpen: boolean;
+  /** Starts the handler in the scope its database host gives it (see `KeyTransaction.enterHandler`). */
+  enterHandler<T>(start: () => T, settled: Promise<void>): T;
   /**
    * Records the outcome. `handlerFailed`: the handler threw (a deterministic 4xx is still
    * recorded, but its business writes are not kept).

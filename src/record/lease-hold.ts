@@ -43,6 +43,10 @@ export class LeaseHold implements KeyHold {
     }
   }
 
+  enterHandler<T>(start: () => T): T {
+    return start();
+  }
+
   get isOpen(): boolean {
     return !this.ended;
   }

@@ -23,6 +23,10 @@ export class TransactionHold implements KeyHold {
     return this.transaction.handle;
   }
 
+  enterHandler<T>(start: () => T, settled: Promise<void>): T {
+    return this.transaction.enterHandler(start, settled);
+  }
+
   get isOpen(): boolean {
     return !this.ended;
   }

@@ -66,6 +66,7 @@ export class KeyReserver {
       get isOpen() {
         return hold.isOpen;
       },
+      enterHandler: (start, settled) => hold.enterHandler(start, settled),
       async complete(response, handlerFailed) {
         try {
           const completion = await hold.complete(response, handlerFailed);

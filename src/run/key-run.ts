@@ -94,8 +94,9 @@ export class KeyRun {
       this.handlerSettled(true);
       outcome.error(error);
     };
+    const { hold } = this.recorder;
     subscription = executionContext
-      .run(this.execution, () => next.handle())
+      .run(this.execution, () => hold.enterHandler(() => next.handle(), this.settled))
       .subscribe({
         next: (value) => {
           if (stopped) return;

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
 import { keyRows, paymentCount, sql, seedKeys, until } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
-import { databaseUrl, HTTP_PLATFORMS } from '../support/apps.js';
+import { DEMO_HOSTS, databaseUrl, HTTP_PLATFORMS, hostSettings } from '../support/apps.js';
 import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
 /** Every answer for one key: exactly one execution, the others 409 or byte-identical replays. */
@@ -64,10 +64,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 
-  describe('three app processes on one PostgreSQL', () => {
+  describe.each(DEMO_HOSTS)('three app processes on one PostgreSQL, %s', (host) => {
     let demos: DemoProcess[] = [];
     beforeAll(async () => {
-      const env = { DEMO_LATENCY_MS: '200', DEMO_PROVIDER_LATENCY_MS: '200', DEMO_LEASE_SECONDS: '30', DEMO_PLATFORM: platform };
+      const env = { DEMO_LATENCY_MS: '200', DEMO_PROVIDER_LATENCY_MS: '200', DEMO_LEASE_SECONDS: '30', DEMO_PLATFORM: platform, ...hostSettings(host).env };
       demos = await Promise.all([startDemoProcess(env), startDemoProcess(env), startDemoProcess(env)]);
     });
     afterAll(async () => {

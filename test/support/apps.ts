@@ -25,11 +25,25 @@ export const PLATFORMS_AND_HOSTS: ReadonlyArray<readonly [HttpPlatform, Host]> =
   HOSTS.map((host) => [platform, host] as const),
 );
 
-/** The module options and demo environment that put a test on `host`. */
-export function hostSettings(host: Host): { options: IdempotencyModuleOptions; env: Record<string, string> } {
-  return host === 'typeorm public API'
-    ? { options: { typeormAccess: 'public-api' }, env: { DEMO_TYPEORM_ACCESS: 'public-api' } }
-    : { options: {}, env: {} };
+/**
+ * The hosts the demo runs on: the TypeORM ones, and `@nestjs-cls/transactional` on TypeORM
+ * (`DEMO_TX=cls`: the payment written by `@Transactional()` services through `TransactionHost`).
+ */
+export const DEMO_HOSTS = [...HOSTS, 'cls'] as const;
+export type DemoHost = (typeof DEMO_HOSTS)[number];
+
+/** Every HTTP platform with every host the demo runs on. */
+export const PLATFORMS_AND_DEMO_HOSTS: ReadonlyArray<readonly [HttpPlatform, DemoHost]> = HTTP_PLATFORMS.flatMap((platform) =>
+  DEMO_HOSTS.map((host) => [platform, host] as const),
+);
+
+/** The module options, demo settings and demo environment that put a test on `host`. */
+export function hostSettings(host: DemoHost): { options: IdempotencyModuleOptions; demo: Partial<DemoConfig>; env: Record<string, string> } {
+  if (host === 'typeorm public API') {
+    return { options: { typeormAccess: 'public-api' }, demo: { typeormAccess: 'public-api' }, env: { DEMO_TYPEORM_ACCESS: 'public-api' } };
+  }
+  if (host === 'cls') return { options: {}, demo: { tx: 'cls' }, env: { DEMO_TX: 'cls' } };
+  return { options: {}, demo: {}, env: {} };
 }
 
 /** A running app and its base URL. */
@@ -66,6 +80,8 @@ export interface LabSetup {
   controllers?: NonNullable<ModuleMetadata['controllers']>;
   /** Providers added to the lab's (an APP_INTERCEPTOR, a provider under test). */
   providers?: NonNullable<ModuleMetadata['providers']>;
+  /** Modules added to the lab's (a transaction tool's module). */
+  imports?: NonNullable<ModuleMetadata['imports']>;
   /** Install the demo's global ProblemDetailsFilter (default); `false` leaves Nest's own. */
   problemFilter?: boolean;
   /** Runs on the app before it listens (e.g. `app.enableCors()`). */
@@ -80,10 +96,10 @@ export interface LabSetup {
  *   const { startDemo, startLab } = appsOn(platform);
  * ```
  */
-export function appsOn(platform: HttpPlatform, host: Host = 'typeorm') {
-  const { options: hostOptions } = hostSettings(host);
+export function appsOn(platform: HttpPlatform, host: DemoHost = 'typeorm') {
+  const { options: hostOptions, demo } = hostSettings(host);
   return {
-    startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...hostOptions, ...config }),
+    startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...demo, ...config }),
     startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab({ ...hostOptions, ...options }, { platform, ...setup }),
     startLabOnNamedDataSource: (name: string, setup: LabSetup = {}) => startLabOnNamedDataSource(name, { platform, ...setup }),
   };
@@ -165,10 +181,10 @@ export async function startLabOnNamedDataSource(name: string, setup: LabSetup = 
 
 async function startLabWith(
   imports: NonNullable<ModuleMetadata['imports']>,
-  { latencyMs = 0, platform = 'express', controllers = [], providers = [], problemFilter = true, configure }: LabSetup,
+  { latencyMs = 0, platform = 'express', controllers = [], providers = [], imports: more = [], problemFilter = true, configure }: LabSetup,
 ): Promise<RunningApp> {
   @Module({
-    imports,
+    imports: [...imports, ...more],
     controllers: [PaymentsController, ...controllers],
     providers: [{ provide: DEMO_CONFIG, useValue: { latencyMs } }, ...providers],
   })

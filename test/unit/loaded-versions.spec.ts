@@ -1,6 +1,6 @@
 // Proves which NestJS and TypeORM the suites, and the src/ code under test, load: the Jest config
 // names the expected version prefixes (jest.config.mjs: NestJS 12, TypeORM 1;
-// jest.nest11.config.mjs: NestJS 11, TypeORM 0.3). Versions are read where the imports resolve.
+// jest.nest11.config.mjs: NestJS 11, TypeORM 0.3), and nestjs-cls (6; 7 under the nest11 config). Versions are read where the imports resolve.
 import { loadedVersion } from '../support/loaded-versions.js';
 
 declare const EXPECTED_STACK: Record<string, string>;

@@ -15,6 +15,8 @@ describe('the package exports (built by npm test before Jest runs)', () => {
     ['import', 'nestjs-pg-idempotency/client', 'IdempotentClient'],
     ['require', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
     ['import', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
+    ['require', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
+    ['import', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
   ])('%s("%s") provides %s', (how, specifier, name) => {
     const script =
       how === 'require'
@@ -28,6 +30,13 @@ describe('the package exports (built by npm test before Jest runs)', () => {
       .filter((file) => file.endsWith('.js') && readFileSync(join('dist', build, file), 'utf8').includes('@nestjs/swagger'))
       .map((file) => file.split(/[\\/]/)[0]);
     expect(new Set(importers)).toEqual(new Set(['swagger']));
+  });
+
+  it.each(['esm', 'cjs'])('in the %s build only the cls entry (and the demo) import nestjs-cls and @nestjs-cls/* (optional peers)', (build) => {
+    const importers = (readdirSync(join('dist', build), { recursive: true }) as string[])
+      .filter((file) => file.endsWith('.js') && /["'](?:nestjs-cls|@nestjs-cls\/[\w-]+)["']/.test(readFileSync(join('dist', build, file), 'utf8')))
+      .map((file) => file.split(/[\\/]/).slice(0, 2).join('/'));
+    expect([...new Set(importers)].filter((folder) => !folder.startsWith('demo/'))).toEqual(['hosts/cls']);
   });
 
   it.each(['esm', 'cjs'])('the %s client imports nothing but its own files (no NestJS, no Node.js modules)', (build) => {

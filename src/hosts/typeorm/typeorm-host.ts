@@ -6,6 +6,7 @@ import type { IdempotencySettings } from '../../options/settings.js';
 import type { PgClient } from '../pg/pg-client.js';
 import { StatementSender } from '../pg/statement-sender.js';
 import type { Bound, OpenedTransaction, SqlStatement, Statement, StatementResult, TransactionHost } from '../transaction-host.js';
+import { handlerScopeOf } from '../handler-scope.js';
 import { runBounded } from './bounded-statement.js';
 import { resolveDataSource } from './data-source.js';
 import { OwnPool } from './own-pool.js';
@@ -70,7 +71,7 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
       connection.client = (await queryRunner.connect()) as PgClient;
       const results = await this.control.open(connection, statements, later);
       const guard = guardKeyTransaction(queryRunner, connection.client, () => this.shuttingDown);
-      const transaction = new TypeOrmKeyTransaction(connection, this.control, this.sender, guard);
+      const transaction = new TypeOrmKeyTransaction(connection, this.control, this.sender, guard, handlerScopeOf(this.dataSource));
       return { transaction, results };
     } catch (error) {
       await endAndRelease(connection, this.control, 'rollback', 1).catch(() => undefined);

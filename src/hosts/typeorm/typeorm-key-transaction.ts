@@ -2,6 +2,7 @@ import type { EntityManager } from 'typeorm';
 import { HANDLER_SAVEPOINT } from '../pg/key-transaction-sql.js';
 import { destroyConnection } from '../pg/pg-client.js';
 import type { StatementSender } from '../pg/statement-sender.js';
+import type { HandlerScope } from '../handler-scope.js';
 import type { KeyTransaction, Statement, StatementResult } from '../transaction-host.js';
 import type { KeyConnection, TransactionControl } from './transaction-control.js';
 import type { TransactionGuard } from './transaction-guard.js';
@@ -16,7 +17,12 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
     private readonly control: TransactionControl,
     private readonly sender: StatementSender,
     private readonly guard: TransactionGuard,
+    private readonly scope: HandlerScope | undefined,
   ) {}
+
+  enterHandler<T>(start: () => T, settled: Promise<void>): T {
+    return this.scope ? this.scope(this.handle, start, settled) : start();
+  }
 
   /** Until the connection went back to the pool (its commit's subscribers still get it). */
   get handle(): EntityManager | undefined {

@@ -1,0 +1,126 @@
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { ClsModule } from 'nestjs-cls';
+import { IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
+import { appsOn, HTTP_PLATFORMS, type HttpPlatform, type RunningApp } from '../support/apps.js';
+import { keyRows, paymentCount } from '../support/database.js';
+import { type Answer, newCaller, newKey, send } from '../support/http.js';
+import { ClsScenarioController, ScenarioLedger, ScenarioPayments, TypeOrmScenarioController } from './hosts.controller.js';
+
+/** The hosts every scenario runs through: TypeORM (both ways of reaching it) and @nestjs-cls/transactional on TypeORM. */
+const HOSTS = ['typeorm', 'typeorm public API', 'cls'] as const;
+type Host = (typeof HOSTS)[number];
+
+function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp> {
+  if (host === 'cls') {
+    return appsOn(platform).startLab(
+      {},
+      {
+        imports: [
+          ClsModule.forRoot({
+            global: true,
+            middleware: { mount: true },
+            plugins: [new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }) })],
+          }),
+        ],
+        controllers: [ClsScenarioController],
+        providers: [ScenarioPayments, ScenarioLedger],
+      },
+    );
+  }
+  return appsOn(platform, host).startLab({}, { controllers: [TypeOrmScenarioController] });
+}
+
+const isExecution = (answer: Answer) => answer.status === 201 && !answer.headers['idempotent-replayed'];
+
+describe.each(HTTP_PLATFORMS.flatMap((platform) => HOSTS.map((host) => [platform, host] as const)))('the scenarios on %s, %s', (platform, host) => {
+  let app: RunningApp;
+  beforeAll(async () => (app = await startHostApp(platform, host)));
+  afterAll(() => app.close());
+  const pay = (key: string, caller: string, body: object = { amount: 100 }, headers: Record<string, string> = {}) =>
+    send(`${app.url}/scenario/pay`, { key, caller, body, headers });
+
+  it('50 concurrent requests with one key execute once; the others get 409 or the byte-identical replay', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const answers = await Promise.all(Array.from({ length: 50 }, () => pay(key, caller)));
+    const executed = answers.filter(isExecution);
+    expect(executed).toHaveLength(1);
+    expect(answers.filter((answer) => answer.status !== 409 && !isExecution(answer)).every((answer) => answer.body.equals(executed[0].body))).toBe(true);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a handler that writes and then throws (500) leaves no row and no key; the retry runs once', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    expect((await pay(key, caller, { amount: 100 }, { 'x-fail': 'after-write' })).status).toBe(500);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+    expect(isExecution(await pay(key, caller))).toBe(true);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a thrown 4xx is recorded and replayed, its writes rolled back', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const declined = await pay(key, caller, { amount: 1_000_000 });
+    expect(declined.status).toBe(402);
+    const replay = await pay(key, caller, { amount: 1_000_000 });
+    expect(replay.status).toBe(402);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.equals(declined.body)).toBe(true);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /scenario/pay', state: 'completed', status: 402 }]);
+  });
+
+  it('replays are byte-identical; another payload with the key is 422, nothing run', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const first = await pay(key, caller);
+    const replay = await pay(key, caller);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body.equals(first.body)).toBe(true);
+    expect((await pay(key, caller, { amount: 101 })).status).toBe(422);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+});
+
+describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent() request, on %s', (platform) => {
+  let app: RunningApp;
+  beforeAll(async () => (app = await startHostApp(platform, 'cls')));
+  afterAll(() => app.close());
+  const post = (route: string, key: string | undefined, caller: string, amount = 100) =>
+    send(`${app.url}/scenario/${route}`, { key, caller, body: { amount } });
+
+  it('the outermost @Transactional() is a savepoint: its writes are undone when it throws, even when the handler catches the error and answers', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const answer = await post('caught', key, caller);
+    expect(answer.status).toBe(201);
+    expect(answer.json).toEqual({ caught: 'declined' });
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toHaveLength(1);
+  });
+
+  it('a txHost.withTransaction() inside a @Transactional() method that fails undoes its own write only', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const answer = await post('inner-failure', key, caller);
+    expect(answer.status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it.each([
+    ['requires-new', 'NewTransactionInKeyError', /would commit outside the key's transaction/],
+    ['not-supported', 'TransactionSuspendedInKeyError', /would commit outside the key's transaction/],
+    ['serializable', 'TransactionalIsolationError', /READ COMMITTED/],
+  ])('%s fails with %s, which says why, and nothing is kept', async (route, error, why) => {
+    const [caller, key] = [newCaller(), newKey()];
+    const answer = await post(route, key, caller);
+    expect(answer.status).toBe(500);
+    expect(answer.json.detail).toMatch(new RegExp(`^${error}: `));
+    expect(answer.json.detail).toMatch(why);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+  });
+
+  it('outside an @Idempotent() request, @Transactional() commits a transaction of its own, as upstream', async () => {
+    const caller = newCaller();
+    expect((await post('plain', undefined, caller)).status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+});
