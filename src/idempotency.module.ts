@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { PgPoolTransactionHost } from './hosts/pg/pool-host.js';
 import { IdempotencyEvents } from './events/idempotency-events.js';
 import { PrometheusMetrics } from './events/prometheus-metrics.js';
 import { TransactionHost } from './hosts/transaction-host.js';
@@ -9,7 +10,7 @@ import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
-import { resolveModuleOptions } from './options/settings.js';
+import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
 import { KeyReserver } from './reserve/key-reserver.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencySweeper } from './sweeper/idempotency.sweeper.js';
@@ -31,7 +32,12 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
       useFactory: (options: IdempotencyModuleOptions) => resolveModuleOptions(options),
       inject: [MODULE_OPTIONS_TOKEN],
     },
-    { provide: TransactionHost, useClass: TypeOrmTransactionHost },
+    {
+      provide: TransactionHost,
+      useFactory: (settings: IdempotencySettings, moduleRef: ModuleRef) =>
+        settings.pool ? new PgPoolTransactionHost(settings) : new TypeOrmTransactionHost(settings, moduleRef),
+      inject: [IDEMPOTENCY_SETTINGS, ModuleRef],
+    },
     { provide: HANDLER_DATABASE, useExisting: TransactionHost },
     IdempotentRoutes,
     KeyReserver,

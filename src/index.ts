@@ -7,6 +7,7 @@ export type {
   IdempotencyMode,
   IdempotencyModuleOptions,
   IdempotentRouteOptions,
+  PgPoolLike,
   ReplayCacheOptions,
   StorePolicy,
 } from './options/module-options.js';

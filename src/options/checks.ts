@@ -42,6 +42,14 @@ export function aPositiveInteger(value: number, option: string): number {
   throw new IdempotencyConfigurationError(`option "${option}" must be a positive integer, got ${value}`);
 }
 
+/** A node-postgres Pool (`connect()` and `options`), or nothing. */
+export function aPool<T extends { connect?: unknown; options?: unknown }>(value: T | undefined): T | undefined {
+  if (value === undefined || (typeof value === 'object' && value !== null && typeof value.connect === 'function' && typeof value.options === 'object')) {
+    return value;
+  }
+  throw new IdempotencyConfigurationError(`option "pool" must be a node-postgres Pool, got ${describe(value)}`);
+}
+
 export function aKeyFormat(value: KeyFormat): KeyFormat {
   if (value === 'uuid-or-ulid' || value === 'printable-ascii' || value instanceof RegExp || typeof value === 'function') return value;
   throw new IdempotencyConfigurationError(`option "keyFormat" must be 'uuid-or-ulid', 'printable-ascii', a RegExp or a function, got ${describe(value)}`);

@@ -29,8 +29,22 @@ export interface DataSourceLike {
   readonly manager: unknown;
 }
 
+/** A node-postgres `Pool`, as far as the module uses it (its public API). */
+export interface PgPoolLike {
+  connect(): Promise<unknown>;
+  readonly options: object;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  end(): Promise<void>;
+}
+
 /** Options of `IdempotencyModule.forRoot()` / `forRootAsync()`. Every field has a default. */
 export interface IdempotencyModuleOptions {
+  /**
+   * A node-postgres `Pool` holding `idempotency_keys` and your business tables, for an app with no
+   * TypeORM (Drizzle on node-postgres: `nestjs-pg-idempotency/drizzle`): the module runs its key
+   * transactions on it, and `dataSource` and `typeormAccess` do not apply. Default: none (TypeORM).
+   */
+  pool?: PgPoolLike;
   /**
    * The TypeORM DataSource that holds both `idempotency_keys` and your business tables: the name
    * of a `TypeOrmModule` connection, or a DataSource instance. Default: `'default'`.

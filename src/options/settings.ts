@@ -2,6 +2,7 @@ import type { FingerprintOption } from '../parse/fingerprint.js';
 import { type KeyFormat, keyFormatPredicate } from '../parse/key-format.js';
 import {
   aBoolean,
+  aPool,
   aFingerprint,
   aFunction,
   aKeyFormat,
@@ -18,12 +19,15 @@ import type {
   IdempotencyMode,
   IdempotencyModuleOptions,
   IdempotentRouteOptions,
+  PgPoolLike,
   ReplayCacheOptions,
   StorePolicy,
 } from './module-options.js';
 
 /** Module options with every default applied, merged once at bootstrap. */
 export interface IdempotencySettings {
+  /** The node-postgres host's pool; `undefined`: the TypeORM host. */
+  pool?: PgPoolLike;
   dataSource: string | DataSourceLike;
   typeormAccess: 'auto' | 'public-api';
   ttlMs: number;
@@ -70,7 +74,7 @@ export interface RouteSettings {
 const HOST_METADATA = 'host';
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
-  return naming('IdempotencyModule options', () => moduleSettings({ ...MODULE_DEFAULTS, ...defined(options) }));
+  return naming('IdempotencyModule options', () => moduleSettings({ ...MODULE_DEFAULTS, ...defined(options) } as ModuleOptionsWithDefaults));
 }
 
 export function resolveRouteOptions(
@@ -83,13 +87,16 @@ export function resolveRouteOptions(
   return naming(`@Idempotent() on ${handler}`, () => routeSettings(module, { ...ROUTE_DEFAULTS, ...defined(route) }, handler, controller));
 }
 
-function moduleSettings(options: Required<IdempotencyModuleOptions>): IdempotencySettings {
+type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool'>> & Pick<IdempotencyModuleOptions, 'pool'>;
+
+function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings {
   const replayHeaders = new Set(REPLAYED_HEADERS);
   for (const name of headerNames(options.replayHeaders)) {
     if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
   }
   const cache = options.replayCache === false ? false : { ...MODULE_DEFAULTS.replayCache, ...defined(options.replayCache) };
   return {
+    pool: aPool(options.pool),
     dataSource: options.dataSource,
     typeormAccess: oneOf(options.typeormAccess, ['auto', 'public-api'], 'typeormAccess'),
     ttlMs: milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),

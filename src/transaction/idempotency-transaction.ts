@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
 import { HANDLER_DATABASE } from '../idempotency.constants.js';
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { deriveDownstreamKey } from './downstream-key.js';
 import { executionContext } from './transaction-context.js';
 
@@ -26,7 +27,13 @@ export class IdempotencyTransaction {
 
   /** The key's EntityManager inside a transactional-mode request, else the DataSource's manager. */
   get manager(): EntityManager {
-    return (executionContext.getStore()?.handle ?? this.database.defaultHandle) as EntityManager;
+    const manager = executionContext.getStore()?.handle ?? this.database.defaultHandle;
+    if (manager === undefined) {
+      throw new IdempotencyConfigurationError(
+        'IdempotencyTransaction serves apps on TypeORM; this app runs the module on a node-postgres pool (the "pool" option): write through IdempotentDrizzle (nestjs-pg-idempotency/drizzle)',
+      );
+    }
+    return manager as EntityManager;
   }
 
   /** Whether the calling code runs inside a transactional-mode request's transaction. */

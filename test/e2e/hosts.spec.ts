@@ -3,15 +3,23 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
 import { appsOn, HTTP_PLATFORMS, type HttpPlatform, type RunningApp } from '../support/apps.js';
-import { keyRows, paymentCount } from '../support/database.js';
-import { type Answer, newCaller, newKey, send } from '../support/http.js';
+import { keyRows, paymentCount, sql } from '../support/database.js';
+import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
+import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { ClsScenarioController, ScenarioLedger, ScenarioPayments, TypeOrmScenarioController } from './hosts.controller.js';
 
-/** The hosts every scenario runs through: TypeORM (both ways of reaching it) and @nestjs-cls/transactional on TypeORM. */
-const HOSTS = ['typeorm', 'typeorm public API', 'cls'] as const;
+/**
+ * The hosts every scenario runs through: TypeORM (both ways of reaching it), @nestjs-cls/transactional
+ * on TypeORM, and Drizzle on a node-postgres pool with no TypeORM (an app process of its own,
+ * drizzle-host.app.mjs, which refuses to load TypeORM).
+ */
+const HOSTS = ['typeorm', 'typeorm public API', 'cls', 'drizzle'] as const;
 type Host = (typeof HOSTS)[number];
 
-function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp> {
+const DRIZZLE_APP = 'test/e2e/drizzle-host.app.mjs';
+
+async function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp | DemoProcess> {
+  if (host === 'drizzle') return startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform });
   if (host === 'cls') {
     return appsOn(platform).startLab(
       {},
@@ -34,9 +42,9 @@ function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp> {
 const isExecution = (answer: Answer) => answer.status === 201 && !answer.headers['idempotent-replayed'];
 
 describe.each(HTTP_PLATFORMS.flatMap((platform) => HOSTS.map((host) => [platform, host] as const)))('the scenarios on %s, %s', (platform, host) => {
-  let app: RunningApp;
+  let app: RunningApp | DemoProcess;
   beforeAll(async () => (app = await startHostApp(platform, host)));
-  afterAll(() => app.close());
+  afterAll(() => ('close' in app ? app.close() : app.stop()));
   const pay = (key: string, caller: string, body: object = { amount: 100 }, headers: Record<string, string> = {}) =>
     send(`${app.url}/scenario/pay`, { key, caller, body, headers });
 
@@ -83,7 +91,7 @@ describe.each(HTTP_PLATFORMS.flatMap((platform) => HOSTS.map((host) => [platform
 
 describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent() request, on %s', (platform) => {
   let app: RunningApp;
-  beforeAll(async () => (app = await startHostApp(platform, 'cls')));
+  beforeAll(async () => (app = (await startHostApp(platform, 'cls')) as RunningApp));
   afterAll(() => app.close());
   const post = (route: string, key: string | undefined, caller: string, amount = 100) =>
     send(`${app.url}/scenario/${route}`, { key, caller, body: { amount } });
@@ -122,5 +130,45 @@ describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent()
     const caller = newCaller();
     expect((await post('plain', undefined, caller)).status).toBe(201);
     expect(await paymentCount(caller)).toBe(1);
+  });
+});
+
+describe.each(HTTP_PLATFORMS)('Drizzle on a node-postgres pool, as app processes, on %s', (platform) => {
+  it('three processes on one database execute each of 20 keys once, under 200 concurrent requests', async () => {
+    const apps = await Promise.all([0, 1, 2].map(() => startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform, DEMO_LATENCY_MS: '200' })));
+    try {
+      const caller = newCaller();
+      const keys = Array.from({ length: 20 }, () => newKey());
+      const answers = await Promise.all(
+        keys.flatMap((key, k) => Array.from({ length: 10 }, (_, i) => send(`${apps[(k + i) % 3].url}/payments`, { key, caller, body: validPayment }))),
+      );
+      expect(answers.filter(isExecution)).toHaveLength(20);
+      expect(answers.filter((answer) => answer.status !== 201 && answer.status !== 409)).toEqual([]);
+      expect(await paymentCount(caller)).toBe(20);
+    } finally {
+      await Promise.all(apps.map((app) => app.stop()));
+    }
+  });
+
+  it('a process killed mid-request leaves no stuck key and no half-written payment: the retry runs once', async () => {
+    const victim = await startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform, DEMO_LATENCY_MS: '10000' });
+    const other = await startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform });
+    try {
+      const [caller, key] = [newCaller(), newKey()];
+      const inFlight = send(`${victim.url}/payments`, { key, caller, body: validPayment }).catch((error: Error) => error);
+      await waitFor('the handler to hold the key', async () =>
+        (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`)).length === 1,
+      );
+      expect((await send(`${other.url}/payments`, { key, caller, body: validPayment })).status).toBe(409);
+      await victim.kill();
+      expect(await inFlight).toHaveProperty('code', 'ECONNRESET');
+      const retry = await send(`${other.url}/payments`, { key, caller, body: validPayment });
+      expect(isExecution(retry)).toBe(true);
+      expect(await paymentCount(caller)).toBe(1);
+      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /payments', state: 'completed', status: 201 }]);
+    } finally {
+      await victim.kill();
+      await other.stop();
+    }
   });
 });

@@ -9,6 +9,11 @@ export function startDemoProcess(env: Record<string, string> = {}): Promise<Demo
   return startDemo({ databaseUrl: appDatabaseUrl(), env });
 }
 
+/** Starts an app of a test's own (`script`, on the root install) as its own process, like the demo. */
+export function startAppProcess(script: string, env: Record<string, string> = {}): Promise<DemoProcess> {
+  return startDemo({ databaseUrl: appDatabaseUrl(), env, script });
+}
+
 /**
  * Polls `check` every 20 ms until it returns a value other than undefined/false, or fails after
  * `ms` (by default 30 s: reached only when the value never comes).

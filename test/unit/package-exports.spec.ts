@@ -17,6 +17,8 @@ describe('the package exports (built by npm test before Jest runs)', () => {
     ['import', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
     ['require', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
     ['import', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
+    ['require', 'nestjs-pg-idempotency/drizzle', 'IdempotentDrizzle'],
+    ['import', 'nestjs-pg-idempotency/drizzle', 'IdempotentDrizzle'],
   ])('%s("%s") provides %s', (how, specifier, name) => {
     const script =
       how === 'require'
@@ -37,6 +39,16 @@ describe('the package exports (built by npm test before Jest runs)', () => {
       .filter((file) => file.endsWith('.js') && /["'](?:nestjs-cls|@nestjs-cls\/[\w-]+)["']/.test(readFileSync(join('dist', build, file), 'utf8')))
       .map((file) => file.split(/[\\/]/).slice(0, 2).join('/'));
     expect([...new Set(importers)].filter((folder) => !folder.startsWith('demo/'))).toEqual(['hosts/cls']);
+  });
+
+  it.each(['esm', 'cjs'])('in the %s build only the drizzle entry imports drizzle-orm (an optional peer), and nothing imports typeorm but for types', (build) => {
+    const files = (readdirSync(join('dist', build), { recursive: true }) as string[]).filter((file) => file.endsWith('.js'));
+    const importing = (pattern: RegExp) =>
+      [...new Set(files.filter((file) => pattern.test(readFileSync(join('dist', build, file), 'utf8'))).map((file) => file.split(/[\\/]/).slice(0, 2).join('/')))].filter(
+        (folder) => !folder.startsWith('demo/'),
+      );
+    expect(importing(/(?:from\s+|require\()\s*["']drizzle-orm/)).toEqual(['hosts/drizzle']);
+    expect(importing(/(?:from\s+|require\()\s*["']typeorm["']/)).toEqual([]);
   });
 
   it.each(['esm', 'cjs'])('the %s client imports nothing but its own files (no NestJS, no Node.js modules)', (build) => {

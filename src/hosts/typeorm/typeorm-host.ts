@@ -7,7 +7,7 @@ import type { PgClient } from '../pg/pg-client.js';
 import { StatementSender } from '../pg/statement-sender.js';
 import type { Bound, OpenedTransaction, SqlStatement, Statement, StatementResult, TransactionHost } from '../transaction-host.js';
 import { handlerScopeOf } from '../handler-scope.js';
-import { runBounded } from './bounded-statement.js';
+import { type PooledConnection, runBounded } from '../pg/bounded-statement.js';
 import { resolveDataSource } from './data-source.js';
 import { OwnPool } from './own-pool.js';
 import { checkTypeOrmAccess, type TypeOrmAccess } from './self-check.js';
@@ -80,10 +80,21 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
   }
 
   runAlone(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(this.dataSource, this.sender, what, statement, bound);
+    return runBounded(() => connectTo(this.dataSource), this.sender, what, statement, bound);
   }
 
   runOnOwnPool(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(this.ownPool!.dataSource(), this.sender, what, statement, bound);
+    return runBounded(async () => connectTo(await this.ownPool!.dataSource()), this.sender, what, statement, bound);
+  }
+}
+
+/** A connection of `dataSource`'s pool, through a QueryRunner. */
+async function connectTo(dataSource: DataSource): Promise<PooledConnection> {
+  const queryRunner = dataSource.createQueryRunner('master');
+  try {
+    return { client: (await queryRunner.connect()) as PgClient, release: () => queryRunner.release() };
+  } catch (error) {
+    await queryRunner.release();
+    throw error;
   }
 }

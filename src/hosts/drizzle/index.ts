@@ -1,0 +1,1 @@
+export { IdempotentDrizzle } from './idempotent-drizzle.js';

@@ -1,0 +1,96 @@
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import type { PgClient } from './pg-client.js';
+
+/** A command that starts, commits or rolls back a transaction (not a savepoint's). */
+const BEGIN = /^\s*(?:begin|start\s+transaction)\b(.*)$/is;
+const COMMIT = /^\s*(?:commit|end)(?:\s+(?:transaction|work))?\s*;?\s*$/i;
+const ROLLBACK = /^\s*(?:rollback|abort)(?:\s+(?:transaction|work))?\s*;?\s*$/i;
+
+const KEY_CLIENT = Symbol.for('nestjs-pg-idempotency.key-client');
+
+/** Whether `handle` is a `KeyClient` (of either build of the package). */
+export function isKeyClient(handle: unknown): handle is KeyClient {
+  return typeof handle === 'object' && handle !== null && (handle as { [KEY_CLIENT]?: unknown })[KEY_CLIENT] === true;
+}
+
+/** What a node-postgres `PoolClient` is used for by the tools a handler writes with (Drizzle). */
+interface QueryingClient extends PgClient {
+  query(config: unknown, values?: unknown, callback?: unknown): any;
+}
+
+/**
+ * The handler's database handle on the node-postgres host: the key transaction's connection,
+ * as a client that tools given it (Drizzle's `drizzle({ client })`, or the app's own SQL) can run
+ * their queries on, but that keeps the key's transaction the module's. A transaction the tool
+ * starts (`BEGIN`) becomes a savepoint of the key's transaction, and its `COMMIT` or `ROLLBACK`
+ * releases or rolls back to that savepoint; a `COMMIT` or `ROLLBACK` of the key's transaction
+ * itself, an isolation level, `release()` and `end()` are refused, with an error that says why.
+ * Once the key's transaction ended, every query is refused. A query string holding several
+ * statements is sent as it is: keep transaction commands in statements of their own.
+ */
+export class KeyClient {
+  /** Marks a key client of either build of the package (ESM, CommonJS). */
+  readonly [KEY_CLIENT] = true;
+  private readonly savepoints: string[] = [];
+  private ended = false;
+  private next = 1;
+
+  constructor(private readonly client: QueryingClient) {}
+
+  /** The key's transaction ended: the client is no longer the handler's. */
+  close(): void {
+    this.ended = true;
+  }
+
+  query(config: unknown, values?: unknown, callback?: unknown): any {
+    const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text;
+    const refused = this.ended ? refuse('a query after the key\'s transaction ended') : typeof text === 'string' ? this.control(text) : undefined;
+    if (refused instanceof Error) {
+      if (typeof callback === 'function') return void (callback as (error: Error) => void)(refused);
+      if (typeof values === 'function') return void (values as (error: Error) => void)(refused);
+      return Promise.reject(refused);
+    }
+    return this.client.query(refused ?? config, refused ? undefined : values, callback);
+  }
+
+  escapeLiteral(value: string): string {
+    return this.client.escapeLiteral(value);
+  }
+
+  escapeIdentifier(value: string): string {
+    return (this.client as unknown as { escapeIdentifier(value: string): string }).escapeIdentifier(value);
+  }
+
+  release(): never {
+    throw refuse('release()');
+  }
+
+  end(): Promise<never> {
+    return Promise.reject(refuse('end()'));
+  }
+
+  /** The savepoint command a transaction command stands for, a refusal, or nothing (any other query). */
+  private control(text: string): string | Error | undefined {
+    const begin = BEGIN.exec(text);
+    if (begin) {
+      if (/isolation\s+level/i.test(begin[1]) && !/isolation\s+level\s+read\s+committed/i.test(begin[1])) {
+        return refuse(`a transaction at another isolation level (${text.trim()})`);
+      }
+      const name = `nestjs_pg_idempotency_tool_${this.next++}`;
+      this.savepoints.push(name);
+      return `SAVEPOINT ${name}`;
+    }
+    const commit = COMMIT.test(text);
+    if (!commit && !ROLLBACK.test(text)) return undefined;
+    const name = this.savepoints.pop();
+    if (!name) return refuse(commit ? 'COMMIT' : 'ROLLBACK');
+    return commit ? `RELEASE SAVEPOINT ${name}` : `ROLLBACK TO SAVEPOINT ${name}`;
+  }
+}
+
+function refuse(what: string): IdempotencyConfigurationError {
+  return new IdempotencyConfigurationError(
+    `${what} on the transaction of an @Idempotent() request: the module commits it, with the key, or rolls it back; ` +
+      "a transaction started in it is a savepoint of it, and it runs at READ COMMITTED (lock the rows a decision reads, SELECT … FOR UPDATE)",
+  );
+}
