@@ -1,8 +1,10 @@
-// Packs the package (npm pack) and installs the tarball into two fresh apps, then builds and
-// runs scripts/smoke-pack/app.ts in each against PostgreSQL (DATABASE_URL, else embedded):
+// Packs the package (npm pack) and installs the tarball into four fresh apps, then builds and
+// runs each one's app from scripts/smoke-pack/ against PostgreSQL (DATABASE_URL, else embedded):
 // - a CommonJS NestJS 11 app with TypeORM 0.3, compiled by its own TypeScript 5.9 with
-//   moduleResolution node10, as such apps are still set up (types via typesVersions);
-// - an ESM NestJS 12 app with TypeORM 1, compiled by the project's TypeScript (nodenext).
+//   moduleResolution node10, as such apps are still set up (types via typesVersions): app.ts;
+// - an ESM NestJS 12 app with TypeORM 1, compiled by the project's TypeScript (nodenext): app.ts;
+// - an ESM NestJS 12 app with @nestjs-cls/transactional on TypeORM (./cls): cls-app.ts;
+// - an ESM NestJS 12 app with Drizzle on pg and no TypeORM installed (./drizzle): drizzle-app.ts.
 // Before that, publint and @arethetypeswrong/cli lint the tarball: any message fails the smoke.
 // The NestJS 11 app pins the lowest versions the peer ranges allow; the NestJS 12 app takes the
 // newest. Proves those two ends of the peer ranges, the dual build and the ./client entry.
@@ -52,6 +54,40 @@ const apps = [
       rxjs: '^7.8.0',
     },
   },
+  {
+    name: 'nest12-cls-esm',
+    script: 'cls-app.ts',
+    type: 'module',
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
+    dependencies: {
+      '@nestjs/common': '^12.0.0',
+      '@nestjs/core': '^12.0.0',
+      '@nestjs/platform-express': '^12.0.0',
+      '@nestjs/typeorm': '^12.0.0',
+      '@nestjs-cls/transactional': '^3.3.0',
+      'nestjs-cls': '^6.3.0',
+      typeorm: '^1.0.0',
+      pg: '^8.11.0',
+      'reflect-metadata': '^0.2.0',
+      rxjs: '^7.8.0',
+    },
+  },
+  {
+    name: 'nest12-drizzle-esm',
+    script: 'drizzle-app.ts',
+    type: 'module',
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
+    // No TypeORM: the module runs on the node-postgres pool.
+    dependencies: {
+      '@nestjs/common': '^12.0.0',
+      '@nestjs/core': '^12.0.0',
+      '@nestjs/platform-express': '^12.0.0',
+      'drizzle-orm': '^0.45.0',
+      pg: '^8.11.0',
+      'reflect-metadata': '^0.2.0',
+      rxjs: '^7.8.0',
+    },
+  },
 ];
 
 let database;
@@ -73,7 +109,7 @@ try {
   };
   lint('publint/src/cli.js', ['run', tarball], (output) => output.includes('All good!'));
   lint('@arethetypeswrong/cli/dist/index.js', [tarball, '--no-color', '--no-emoji'], (output) => output.includes('No problems found'));
-  console.log('   publint: all good; attw: no problems (root, ./client, ./swagger)');
+  console.log('   publint: all good; attw: no problems (root, ./client, ./swagger, ./cls, ./drizzle)');
   if (process.env.DATABASE_URL) {
     database = { url: process.env.DATABASE_URL, stop: async () => undefined };
   } else {
@@ -82,7 +118,7 @@ try {
   }
   for (const app of apps) {
     const dir = join(work, app.name);
-    cpSync(join(root, 'scripts/smoke-pack/app.ts'), join(dir, 'src/app.ts'));
+    cpSync(join(root, 'scripts/smoke-pack', app.script ?? 'app.ts'), join(dir, 'src/app.ts'));
     writeFileSync(
       join(dir, 'package.json'),
       JSON.stringify({
@@ -109,9 +145,9 @@ try {
     );
     console.log(`== ${app.name}: npm install`);
     run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
-    const versions = ['@nestjs/core', '@nestjs/typeorm', 'typeorm', 'pg'].map(
-      (name) => `${name}@${JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version}`,
-    );
+    const versions = ['@nestjs/core', '@nestjs/typeorm', 'typeorm', 'nestjs-cls', 'drizzle-orm', 'pg']
+      .filter((name) => name in app.dependencies)
+      .map((name) => `${name}@${JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version}`);
     console.log(`== ${app.name}: tsc, run (${versions.join(', ')})`);
     const ownTsc = join(dir, 'node_modules/typescript/bin/tsc');
     run(process.execPath, [app.dependencies.typescript ? ownTsc : tsc, '-p', 'tsconfig.json'], dir);
@@ -123,7 +159,7 @@ try {
     const shipped = readdirSync(join(dir, 'node_modules/nestjs-pg-idempotency/migrations'));
     if (shipped.some((name) => !name.endsWith('.sql'))) throw new Error(`migrations/ ships ${shipped.join(', ')}`);
   }
-  console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app and an ESM NestJS 12 / TypeORM 1 app');
+  console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app, an ESM NestJS 12 / TypeORM 1 app, one with @nestjs-cls/transactional and one with Drizzle and no TypeORM');
 } catch (error) {
   if (error.stdout) console.error(error.stdout);
   console.error(`smoke-pack: failed (${error.message.split('\n')[0]}); work folder: ${work}`);
