@@ -77,6 +77,8 @@ export function printReport(results, host) {
   for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
+  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle'].filter((name) => results.throughput[name]?.length);
+  for (const scenario of hostScenarios) t[`${scenario}32`] = byConcurrency(results.throughput[scenario], 32);
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
   const sweeper = { alone: summarize(results.sweeper.alone), during: summarize([results.sweeper.during]) };
   const all = [...Object.values(t), ...Object.values(storm), sweeper.alone, sweeper.during];
@@ -125,8 +127,12 @@ export function printReport(results, host) {
     keyReservation: "baseline + the key's statements, no module",
     execute: 'execute path: fresh key',
     replay: 'replay path: one key',
+    executeCls: 'execute path on @nestjs-cls/transactional (DEMO_TX=cls)',
+    drizzleBaseline: 'Drizzle baseline: plain db.transaction()',
+    executeDrizzle: 'execute path on Drizzle (pool, no TypeORM)',
   };
   for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
+  for (const scenario of hostScenarios) add(named[scenario], t[`${scenario}32`]);
   const latency = `, handler +${settings.stormLatencyMs} ms`;
   add(`steady fresh keys, no storm${latency}`, storm.alone);
   add(`steady fresh keys, during duplicate storm${latency}`, storm.during);
@@ -171,6 +177,10 @@ export function printReport(results, host) {
   addRatio("baseline + the key row's INSERT only (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyInsert', 32), atConcurrency('baseline', 32), 'rps'), null);
   addRatio("baseline + the key's statements (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyReservation', 32), atConcurrency('baseline', 32), 'rps'), null);
   addRatio("execute path / baseline + the key's statements req/s, concurrency 32", perRound(atConcurrency('execute', 32), atConcurrency('keyReservation', 32), 'rps'), null);
+  if (hostScenarios.length) {
+    addRatio('execute path on @nestjs-cls/transactional / execute path on TypeORM req/s, concurrency 32', perRound(atConcurrency('executeCls', 32), atConcurrency('execute', 32), 'rps'), null);
+    addRatio('execute path on Drizzle / Drizzle baseline req/s, concurrency 32', perRound(atConcurrency('executeDrizzle', 32), atConcurrency('drizzleBaseline', 32), 'rps'), null);
+  }
   addRatio('steady p99 during duplicate storm / without', perRound(results.storm.during, results.storm.alone, 'p99'), TARGETS.storm, true);
   addRatio('steady p99 during unauthenticated storm (control) / without', perRound(results.storm.control, results.storm.alone, 'p99'), null);
   addRatio('live-insert p99 during sweep / without (median round)', sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [], null);

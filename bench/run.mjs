@@ -50,7 +50,7 @@ try {
   const serverEnv = { DATABASE_URL: database.url };
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
   log('starting the servers and drivers');
-  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm] = await Promise.all([
+  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' }, execPath }),
     start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' }, execPath }),
@@ -62,6 +62,9 @@ try {
     }),
     start('load.mjs', { name: 'load driver' }),
     start('storm.mjs', { name: 'storm driver' }),
+    start('servers/module.mjs', { name: 'module server (cls)', env: { ...serverEnv, DEMO_TX: 'cls' }, execPath }),
+    start('servers/drizzle.mjs', { name: 'drizzle baseline server', env: { ...serverEnv, DRIZZLE_SERVER: 'baseline' }, execPath }),
+    start('servers/drizzle.mjs', { name: 'drizzle module server', env: { ...serverEnv, DRIZZLE_SERVER: 'module' }, execPath }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -88,7 +91,7 @@ try {
     return { name, ...measured, warmup, cpu: usage, server: stats, side };
   }
 
-  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
 
   // 0. Once, before anything is measured: every server runs each of its paths under load for
   // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
@@ -98,6 +101,8 @@ try {
   await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
   for (const floor of [keyReservation, keyInsert]) await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  for (const host of [moduleCls, moduleDrizzle]) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  await load.call('run', { ...jitWarmup, url: url(drizzleBaseline), mode: 'none', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fixed', ...warmupReplay });
@@ -121,6 +126,12 @@ try {
       }
       results.throughput.replay.push(await measure(`round ${round}: replay path`, module, { connections, mode: 'fixed', ...replayKeys.get(connections) }));
     }
+    // The other transaction hosts' execute paths, at concurrency 32: the demo on
+    // @nestjs-cls/transactional, and Drizzle on a pool beside its own baseline.
+    const hosts = { connections: 32, mode: 'fresh' };
+    results.throughput.executeCls.push(await measure(`round ${round}: execute path on @nestjs-cls/transactional`, moduleCls, { ...hosts, token: `bench-${run}-execute-cls` }));
+    results.throughput.drizzleBaseline.push(await measure(`round ${round}: Drizzle baseline`, drizzleBaseline, { ...hosts, mode: 'none', token: `bench-${run}-drizzle-baseline` }));
+    results.throughput.executeDrizzle.push(await measure(`round ${round}: execute path on Drizzle`, moduleDrizzle, { ...hosts, token: `bench-${run}-execute-drizzle` }));
   }
   results.replayExecutions = [...(await paymentsOf([...replayKeys.values()].map((replay) => replay.token))).values()];
 

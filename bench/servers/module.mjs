@@ -1,5 +1,6 @@
 // The module under test: the built demo app (`POST /payments` with @Idempotent()), its sweeper
-// schedule disabled. The orchestrator can run one sweep on demand over the control channel.
+// schedule disabled; DEMO_TX=cls: the demo on @nestjs-cls/transactional. The orchestrator can run
+// one sweep on demand over the control channel.
 import { serve, serverEnv } from './common.mjs';
 import { createDemoApp } from '../../dist/esm/demo/create-demo-app.js';
 import { demoConfigFromEnv } from '../../dist/esm/demo/demo.config.js';
@@ -7,7 +8,7 @@ import { IdempotencySweeper } from '../../dist/esm/index.js';
 
 const { databaseUrl, latencyMs } = serverEnv();
 const app = await createDemoApp(
-  { ...demoConfigFromEnv({}), port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
+  { ...demoConfigFromEnv({ DEMO_TX: process.env.DEMO_TX }), port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
   { quiet: true },
 );
 

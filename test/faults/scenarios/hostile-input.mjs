@@ -1,4 +1,4 @@
-// Hostile input against the demo: every case has one documented outcome (README, "Hostile
+// Hostile input against the demo: every case has one documented outcome (docs/faults.md, "Hostile
 // input"), never a 5xx, and never a row for a request the module or the platform rejected.
 import { connect } from 'node:net';
 import { check, database, newCaller, newKey, post, send, startDemo, stats } from '../support.mjs';
