@@ -20,6 +20,17 @@ const work = mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-pack-'));
 const run = (command, args, cwd, env = process.env) =>
   execFileSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
 
+/** The newest NestJS 12 app's common dependencies. */
+const NEST12 = {
+  '@nestjs/common': '^12.0.0',
+  '@nestjs/core': '^12.0.0',
+  '@nestjs/platform-express': '^12.0.0',
+  pg: '^8.11.0',
+  'reflect-metadata': '^0.2.0',
+  rxjs: '^7.8.0',
+};
+const ESM = { type: 'module', compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } };
+
 const apps = [
   {
     name: 'nest11-cjs',
@@ -38,56 +49,16 @@ const apps = [
       typescript: '5.9.3',
     },
   },
-  {
-    name: 'nest12-esm',
-    type: 'module',
-    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
-    // The newest versions the peer ranges allow.
-    dependencies: {
-      '@nestjs/common': '^12.0.0',
-      '@nestjs/core': '^12.0.0',
-      '@nestjs/platform-express': '^12.0.0',
-      '@nestjs/typeorm': '^12.0.0',
-      typeorm: '^1.0.0',
-      pg: '^8.11.0',
-      'reflect-metadata': '^0.2.0',
-      rxjs: '^7.8.0',
-    },
-  },
+  // The newest versions the peer ranges allow.
+  { name: 'nest12-esm', ...ESM, dependencies: { ...NEST12, '@nestjs/typeorm': '^12.0.0', typeorm: '^1.0.0' } },
   {
     name: 'nest12-cls-esm',
     script: 'cls-app.ts',
-    type: 'module',
-    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
-    dependencies: {
-      '@nestjs/common': '^12.0.0',
-      '@nestjs/core': '^12.0.0',
-      '@nestjs/platform-express': '^12.0.0',
-      '@nestjs/typeorm': '^12.0.0',
-      '@nestjs-cls/transactional': '^3.3.0',
-      'nestjs-cls': '^6.3.0',
-      typeorm: '^1.0.0',
-      pg: '^8.11.0',
-      'reflect-metadata': '^0.2.0',
-      rxjs: '^7.8.0',
-    },
+    ...ESM,
+    dependencies: { ...NEST12, '@nestjs/typeorm': '^12.0.0', typeorm: '^1.0.0', '@nestjs-cls/transactional': '^3.3.0', 'nestjs-cls': '^6.3.0' },
   },
-  {
-    name: 'nest12-drizzle-esm',
-    script: 'drizzle-app.ts',
-    type: 'module',
-    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' },
-    // No TypeORM: the module runs on the node-postgres pool.
-    dependencies: {
-      '@nestjs/common': '^12.0.0',
-      '@nestjs/core': '^12.0.0',
-      '@nestjs/platform-express': '^12.0.0',
-      'drizzle-orm': '^0.45.0',
-      pg: '^8.11.0',
-      'reflect-metadata': '^0.2.0',
-      rxjs: '^7.8.0',
-    },
-  },
+  // No TypeORM: the module runs on the node-postgres pool.
+  { name: 'nest12-drizzle-esm', script: 'drizzle-app.ts', ...ESM, dependencies: { ...NEST12, 'drizzle-orm': '^0.45.0' } },
 ];
 
 let database;
@@ -119,6 +90,7 @@ try {
   for (const app of apps) {
     const dir = join(work, app.name);
     cpSync(join(root, 'scripts/smoke-pack', app.script ?? 'app.ts'), join(dir, 'src/app.ts'));
+    if (app.script) cpSync(join(root, 'scripts/smoke-pack/pay-twice.ts'), join(dir, 'src/pay-twice.ts'));
     writeFileSync(
       join(dir, 'package.json'),
       JSON.stringify({

@@ -98,7 +98,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     try {
-      return await this.reserver.reserve({ ...request, ttlMs: route.ttlMs }, route);
+      return await this.reserver.reserve(request, route);
     } catch (error) {
       this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
       throw Problems.storeUnavailable('reserving', route.retryAfterSeconds);

@@ -9,11 +9,11 @@ import { Body, Controller, Module, Post, Req, UseGuards, ValidationPipe } from '
 import { NestFactory } from '@nestjs/core';
 import { eq } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { char, integer, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import pg from 'pg';
 import { serve, serverEnv } from './common.mjs';
 import { Idempotent, IdempotencyModule } from '../../dist/esm/index.js';
 import { IdempotentDrizzle } from '../../dist/esm/hosts/drizzle/index.js';
+import { payments } from '../../dist/esm/demo/payments/payments.table.js';
 import { BearerAuthGuard } from '../../dist/esm/demo/http/bearer-auth.guard.js';
 import { ProblemDetailsFilter } from '../../dist/esm/demo/http/problem-details.filter.js';
 import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dto.js';
@@ -22,13 +22,6 @@ const { databaseUrl } = serverEnv();
 const mode = process.env.DRIZZLE_SERVER ?? 'module';
 if (mode !== 'baseline' && mode !== 'module') throw new Error(`DRIZZLE_SERVER must be "baseline" or "module", got "${mode}"`);
 
-const payments = pgTable('payments', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  caller: text('caller').notNull(),
-  amount: integer('amount').notNull(),
-  currency: char('currency', { length: 3 }).notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
 const schema = { payments };
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
 const db = drizzle({ client: pool, schema });

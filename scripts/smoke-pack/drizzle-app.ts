@@ -8,11 +8,11 @@ import { NestFactory } from '@nestjs/core';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { IdempotencyModule, Idempotent } from 'nestjs-pg-idempotency';
-import { IdempotentClient } from 'nestjs-pg-idempotency/client';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
+import { payTwiceAndFailOnce } from './pay-twice.js';
 
 const url = process.env.DATABASE_URL!;
 const caller = `smoke-drizzle-${process.pid}-${Date.now()}`;
@@ -41,17 +41,9 @@ async function main(): Promise<void> {
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
-  const client = new IdempotentClient({ maxAttempts: 1 });
-  const first = await client.fetch(`${base}/payments`, { method: 'POST', headers: { 'x-caller': caller } });
-  const again = await client.fetch(`${base}/payments`, { method: 'POST', headers: { 'x-caller': caller }, idempotencyKey: first.key });
-  const failed = await client.fetch(`${base}/payments`, { method: 'POST', headers: { 'x-caller': `${caller}-failed`, 'x-fail': '1' } });
-  const [firstBody, againBody] = [await first.response.text(), await again.response.text()];
-  await app.close();
   const count = async (who: string) => (await pool.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [who])).rows[0].n;
-  const checks = {
-    replayed: first.response.status === 201 && !first.replayed && again.replayed && firstBody === againBody,
-    onePayment: (await count(caller)) === 1,
-    failedKeptNothing: failed.response.status === 500 && (await count(`${caller}-failed`)) === 0,
+  const checks: Record<string, boolean> = {
+    ...(await payTwiceAndFailOnce(base, caller, count)),
     noTypeorm: !(() => {
       try {
         createRequire(import.meta.url).resolve('typeorm');
@@ -61,6 +53,7 @@ async function main(): Promise<void> {
       }
     })(),
   };
+  await app.close();
   await pool.query('DELETE FROM smoke_payments WHERE caller LIKE $1', [`${caller}%`]);
   await pool.end();
   console.log(JSON.stringify(checks));

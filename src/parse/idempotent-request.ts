@@ -7,10 +7,14 @@ import { parseIdempotencyKey } from './idempotency-key.parser.js';
 import { routedPath } from './routed-path.js';
 import { type ScopedKey, scopeKey } from './scoped-key.js';
 
-/** A request the module de-duplicates: its scoped key and its fingerprint. */
+/**
+ * A request the module de-duplicates: its scoped key, its fingerprint (computed once, when first
+ * read: a duplicate of a key held here is answered without it) and how long its key lives.
+ */
 export interface IdempotentRequest {
-  scope: ScopedKey;
-  fingerprint: Buffer;
+  readonly scope: ScopedKey;
+  readonly fingerprint: Buffer;
+  readonly ttlMs: number;
 }
 
 /** Longest `METHOD /path` kept as a key's endpoint; longer paths are answered 414. */
@@ -69,11 +73,15 @@ export function readIdempotentRequest(
   if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
     throw Problems.bodyTooDeep(MAX_BODY_DEPTH);
   }
-  const fingerprint = fingerprintRequest(
-    { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} },
-    route.fingerprint,
-  );
-  return { scope: scopeKey(key, callerId, endpoint), fingerprint };
+  const input = { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} };
+  let fingerprint: Buffer | undefined;
+  return {
+    scope: scopeKey(key, callerId, endpoint),
+    ttlMs: route.ttlMs,
+    get fingerprint() {
+      return (fingerprint ??= fingerprintRequest(input, route.fingerprint));
+    },
+  };
 }
 
 /**

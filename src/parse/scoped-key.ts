@@ -19,8 +19,17 @@ export interface ScopedKey {
   readonly lockId: string;
 }
 
+/** The scoped key; its lock id is hashed once, when first read (a duplicate answered here never needs it). */
 export function scopeKey(key: string, caller: string, endpoint: string): ScopedKey {
   const text = JSON.stringify([key, caller, endpoint]);
-  const lockId = hash('sha256', text, 'buffer').readBigInt64BE(0).toString();
-  return { key, caller, endpoint, text, lockId };
+  let lockId: string | undefined;
+  return {
+    key,
+    caller,
+    endpoint,
+    text,
+    get lockId() {
+      return (lockId ??= hash('sha256', text, 'buffer').readBigInt64BE(0).toString());
+    },
+  };
 }

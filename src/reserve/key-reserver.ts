@@ -29,7 +29,7 @@ export class KeyReserver {
 
   async reserve(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
     const startedAt = performance.now();
-    const known = this.cache.lookup(request.scope, request.fingerprint, startedAt);
+    const known = this.cache.lookup(request, startedAt);
     if (known) return known;
     const { scope, fingerprint } = request;
     if (route.mode === 'transactional') {

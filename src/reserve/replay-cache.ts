@@ -38,17 +38,18 @@ export class ReplayCache {
   constructor(private readonly limits: Required<ReplayCacheOptions> | false) {}
 
   /**
-   * What is known here about `scope` at `now`, or `undefined` when PostgreSQL must be asked.
-   * Every time here (`now`, `heldUntil`, `expiresAt`) is on the `performance.now()` clock.
+   * What is known here about the request's scope at `now`, or `undefined` when PostgreSQL must be
+   * asked; the request's fingerprint is read only where it decides the answer. Every time here
+   * (`now`, `heldUntil`, `expiresAt`) is on the `performance.now()` clock.
    */
-  lookup(scope: ScopedKey, fingerprint: Buffer, now: number): Refusal | undefined {
-    const id = scope.text;
+  lookup(request: { readonly scope: ScopedKey; readonly fingerprint: Buffer }, now: number): Refusal | undefined {
+    const id = request.scope.text;
     const held = this.inFlight.get(id);
     if (held && held.heldUntil > now) {
       // Another payload meets a lease's row (422, as PostgreSQL would answer); a transaction's row
       // does not exist yet, and may never (a failed handler frees the key): 409, as on any other
       // instance, never a 422 that tells the client the key is spent.
-      if (held.heldUntil !== Infinity && !held.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
+      if (held.heldUntil !== Infinity && !held.fingerprint.equals(request.fingerprint)) return { kind: 'mismatch' };
       const left = held.heldUntil === Infinity ? undefined : Math.max(1, Math.ceil((held.heldUntil - now) / 1000));
       return { kind: 'in-progress', retryAfterSeconds: left };
     }
@@ -60,7 +61,7 @@ export class ReplayCache {
     }
     this.completed.delete(id);
     this.completed.set(id, entry);
-    return entry.fingerprint.equals(fingerprint) ? { kind: 'completed', response: entry.response } : { kind: 'mismatch' };
+    return entry.fingerprint.equals(request.fingerprint) ? { kind: 'completed', response: entry.response } : { kind: 'mismatch' };
   }
 
   /**

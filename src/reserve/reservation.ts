@@ -4,9 +4,9 @@ import type { StoredResponse } from '../response/stored-response.js';
 
 /** What a key is reserved for: its scope, its fingerprint and how long it lives. */
 export interface KeyRequest {
-  scope: ScopedKey;
-  fingerprint: Buffer;
-  ttlMs: number;
+  readonly scope: ScopedKey;
+  readonly fingerprint: Buffer;
+  readonly ttlMs: number;
 }
 
 /** What reserving a key found. */

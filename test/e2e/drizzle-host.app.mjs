@@ -20,17 +20,10 @@ const { NestFactory } = await import('@nestjs/core');
 const { default: pg } = await import('pg');
 const { eq } = await import('drizzle-orm');
 const { drizzle } = await import('drizzle-orm/node-postgres');
-const { char, integer, pgTable, text, timestamp, uuid } = await import('drizzle-orm/pg-core');
+const { payments } = await import('../../dist/esm/demo/payments/payments.table.js');
 const { Idempotent, IdempotencyModule } = await import('nestjs-pg-idempotency');
 const { IdempotentDrizzle } = await import('nestjs-pg-idempotency/drizzle');
 
-const payments = pgTable('payments', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  caller: text('caller').notNull(),
-  amount: integer('amount').notNull(),
-  currency: char('currency', { length: 3 }).notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
 const schema = { payments };
 const DECLINED_FROM = 1_000_000;
 const latencyMs = Number(process.env.DEMO_LATENCY_MS ?? 0);

@@ -80,14 +80,16 @@ export class ScenarioPayments {
     return this.txHost.tx.getRepository(Payment).findOneByOrFail({ id });
   }
 
-  /** A first write, then a second one in a @Transactional() method that fails: the second is undone, the first kept. */
+  /** A first write, then a second one in a transaction inside (with `propagation`) that fails and is caught. */
   @Transactional()
-  async payThenFailInside(caller: string, amount: number): Promise<{ kept: string }> {
+  async payThenFailInside(caller: string, amount: number, propagation: Propagation): Promise<{ kept: string }> {
     const kept = await this.ledger.record(caller, amount);
-    await this.txHost.withTransaction(async () => {
-      await this.ledger.record(caller, amount + 1);
-      throw new Error('inner failure');
-    }).catch(() => undefined);
+    await this.txHost
+      .withTransaction(propagation, async () => {
+        await this.ledger.record(caller, amount + 1);
+        throw new Error('inner failure');
+      })
+      .catch(() => undefined);
     return { kept };
   }
 }
@@ -120,10 +122,16 @@ export class ClsScenarioController {
     return { caught: 'nothing' };
   }
 
-  @Post('inner-failure')
+  @Post('inner-failure/nested')
   @Idempotent()
-  innerFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
-    return this.payments.payThenFailInside(request.user.id, dto.amount);
+  innerNestedFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
+    return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Nested);
+  }
+
+  @Post('inner-failure/required')
+  @Idempotent()
+  innerRequiredFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
+    return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Required);
   }
 
   @Post('requires-new')

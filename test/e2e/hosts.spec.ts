@@ -105,11 +105,19 @@ describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent()
     expect(await keyRows(caller)).toHaveLength(1);
   });
 
-  it('a txHost.withTransaction() inside a @Transactional() method that fails undoes its own write only', async () => {
+  it('Propagation.Nested inside a @Transactional() method is a savepoint: when it fails, its own write only is undone', async () => {
     const [caller, key] = [newCaller(), newKey()];
-    const answer = await post('inner-failure', key, caller);
+    const answer = await post('inner-failure/nested', key, caller);
     expect(answer.status).toBe(201);
     expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('Propagation.Required inside a @Transactional() method joins it, as upstream: its failure, caught, undoes nothing', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const answer = await post('inner-failure/required', key, caller);
+    expect(answer.status).toBe(201);
+    expect(await paymentCount(caller)).toBe(2);
+    expect(await keyRows(caller)).toHaveLength(1);
   });
 
   it.each([

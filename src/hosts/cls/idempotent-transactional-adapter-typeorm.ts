@@ -30,10 +30,11 @@ export interface TypeOrmTransactionOptions {
  * `TransactionalAdapterTypeOrm` of `@nestjs-cls/transactional`, aware of `@Idempotent()`
  * requests: swap it in the `ClsPluginTransactional` setup, and inside such a request
  * `txHost.tx` is the key's EntityManager, so every write reached through `TransactionHost`
- * commits or rolls back with the key. There, every `@Transactional()` / `txHost.withTransaction()`
- * (`Propagation.Required`, the default, and `Propagation.Nested`) runs as a savepoint of the key's
- * transaction (its writes are undone if it throws, as its own transaction's would be);
- * `Mandatory` and `Supports` join it; `RequiresNew` and a transaction
+ * commits or rolls back with the key. There, the outermost `@Transactional()` /
+ * `txHost.withTransaction()` (`Propagation.Required`, the default) and every `Propagation.Nested`
+ * one run as a savepoint of the key's transaction (its writes are undone if it throws, as its own
+ * transaction's would be), and a `Required` one inside joins it; `Mandatory` and `Supports` join
+ * the current one; `RequiresNew` and a transaction
  * started inside `NotSupported` would commit on their own, outside the key's transaction, and
  * fail with `NewTransactionInKeyError`; reaching `tx` inside `NotSupported` fails with
  * `TransactionSuspendedInKeyError`; `Never` fails as it does inside any transaction; an isolation
@@ -82,7 +83,9 @@ export class IdempotentTransactionalAdapterTypeOrm
         wrapWithNestedTransaction: async (txOptions, fn, setTx, tx) => {
           if (keyManager() && txOptions?.isolationLevel) throw new TransactionalIsolationError(txOptions.isolationLevel);
           return tx.transaction(txOptions?.isolationLevel as never, (manager) => {
-            setTx(manager);
+            // TypeORM hands a savepoint the key's own manager: a manager of its own (the same
+            // connection) tells the calls inside it that they are no longer the outermost.
+            setTx(manager.queryRunner ? dataSource.createEntityManager(manager.queryRunner) : manager);
             return fn();
           });
         },

@@ -10,8 +10,8 @@ type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
  * Makes a `Propagation.Required` transaction inside an @Idempotent() request (the default of
  * `@Transactional()` and `txHost.withTransaction()`) a savepoint of the key's transaction,
  * `Propagation.Nested`, so that its writes are undone when it throws, as they would be in a
- * transaction of its own. (TypeORM hands a savepoint the same EntityManager as the key's
- * transaction, so every level of such calls is a savepoint.) It wraps this host's public `withTransaction()` (its
+ * transaction of its own. Inside it, a `Required` call joins that savepoint, as it joins any
+ * transaction (the adapter gives a savepoint a manager of its own). It wraps this host's public `withTransaction()` (its
  * documented arguments: `[propagation], [options], fn`); a host without one keeps the upstream
  * behaviour (`Required` joins the key's transaction without a savepoint), and says so once.
  */

@@ -19,9 +19,12 @@ interface QueryingClient extends PgClient {
 }
 
 /**
- * The handler's database handle on the node-postgres host: the key transaction's connection,
- * as a client that tools given it (Drizzle's `drizzle({ client })`, or the app's own SQL) can run
- * their queries on, but that keeps the key's transaction the module's. A transaction the tool
+ * The handler's database handle on the node-postgres host: a pooled connection, as a client that
+ * tools given it (Drizzle's `drizzle({ client })`, or the app's own SQL) can run their queries on
+ * while it carries a key's transaction, but that keeps that transaction the module's. There is one
+ * per pooled connection (so that a tool's object built over it serves every key transaction the
+ * connection carries); a query is run only from inside the key transaction it carries now (code
+ * left running by an earlier request is refused). A transaction the tool
  * starts (`BEGIN`) becomes a savepoint of the key's transaction, and its `COMMIT` or `ROLLBACK`
  * releases or rolls back to that savepoint; a `COMMIT` or `ROLLBACK` of the key's transaction
  * itself, an isolation level, `release()` and `end()` are refused, with an error that says why.
@@ -32,19 +35,39 @@ export class KeyClient {
   /** Marks a key client of either build of the package (ESM, CommonJS). */
   readonly [KEY_CLIENT] = true;
   private readonly savepoints: string[] = [];
-  private ended = false;
+  private carrying = false;
   private next = 1;
 
-  constructor(private readonly client: QueryingClient) {}
+  private constructor(
+    private readonly client: QueryingClient,
+    /** Whether the calling code runs inside the key transaction this client carries now. */
+    private readonly isCurrent: (client: KeyClient) => boolean,
+  ) {}
+
+  private static readonly clients = new WeakMap<object, KeyClient>();
+
+  /** The key client of a pooled connection, now carrying a key transaction. */
+  static carrying(client: QueryingClient, isCurrent: (client: KeyClient) => boolean): KeyClient {
+    let keyClient = KeyClient.clients.get(client);
+    if (!keyClient) KeyClient.clients.set(client, (keyClient = new KeyClient(client, isCurrent)));
+    keyClient.carrying = true;
+    keyClient.savepoints.length = 0;
+    return keyClient;
+  }
 
   /** The key's transaction ended: the client is no longer the handler's. */
   close(): void {
-    this.ended = true;
+    this.carrying = false;
   }
 
   query(config: unknown, values?: unknown, callback?: unknown): any {
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text;
-    const refused = this.ended ? refuse('a query after the key\'s transaction ended') : typeof text === 'string' ? this.control(text) : undefined;
+    const refused =
+      !this.carrying || !this.isCurrent(this)
+        ? refuse("a query from outside the key's transaction (after it ended, or from code an earlier request left running)")
+        : typeof text === 'string'
+          ? this.control(text)
+          : undefined;
     if (refused instanceof Error) {
       if (typeof callback === 'function') return void (callback as (error: Error) => void)(refused);
       if (typeof values === 'function') return void (values as (error: Error) => void)(refused);

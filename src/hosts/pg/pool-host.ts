@@ -9,6 +9,7 @@ import { KeyClient } from './key-client.js';
 import { HANDLER_SAVEPOINT, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from './key-transaction-sql.js';
 import type { PgClient } from './pg-client.js';
 import { StatementSender } from './statement-sender.js';
+import { executionContext } from '../../transaction/transaction-context.js';
 
 /** A client a node-postgres pool lends: given back with `release()`, destroyed with `release(true)`. */
 interface PoolClient extends PgClient {
@@ -91,7 +92,7 @@ class PoolKeyTransaction implements KeyTransaction<KeyClient> {
     private readonly client: PoolClient,
     private readonly sender: StatementSender,
   ) {
-    this.keyClient = new KeyClient(client);
+    this.keyClient = KeyClient.carrying(client, (keyClient) => executionContext.getStore()?.handle === keyClient);
   }
 
   get handle(): KeyClient | undefined {
