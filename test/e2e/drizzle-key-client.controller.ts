@@ -1,0 +1,77 @@
+import { Controller, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
+import { Idempotent } from '../../src/index.js';
+import type { IdempotentDrizzle } from '../../src/hosts/drizzle/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
+
+/** What a write the handler left running met, by caller. */
+export const lateWrites = new Map<string, string>();
+
+const insert = (caller: string, amount: number) => sql`INSERT INTO payments (caller, amount, currency) VALUES (${caller}, ${amount}, 'EUR')`;
+
+/** Routes that use Drizzle, bound to the key's transaction, the ways a handler may misuse it. */
+export function drizzleKeyClientController(drizzle: IdempotentDrizzle) {
+  @Controller('drizzle')
+  @UseGuards(BearerAuthGuard)
+  class DrizzleKeyClientController {
+    /** Writes, then a transaction inside that writes and fails (caught): its write only is undone. */
+    @Post('inner-failure')
+    @Idempotent()
+    async innerFailure(@Req() request: AuthenticatedRequest): Promise<{ ok: true }> {
+      const db = drizzle.db;
+      await db.execute(insert(request.user.id, 1));
+      await db
+        .transaction(async (tx) => {
+          await tx.execute(insert(request.user.id, 2));
+          throw new Error('inner failure');
+        })
+        .catch(() => undefined);
+      return { ok: true };
+    }
+
+    /** Writes, then commits by hand: refused, so the request fails and nothing is kept. */
+    @Post('commit')
+    @Idempotent()
+    async commit(@Req() request: AuthenticatedRequest): Promise<{ ok: true }> {
+      await drizzle.db.execute(insert(request.user.id, 1));
+      await named(drizzle.db.execute(sql`COMMIT`));
+      return { ok: true };
+    }
+
+    /** A transaction at SERIALIZABLE inside the key's READ COMMITTED one: refused. */
+    @Post('serializable')
+    @Idempotent()
+    async serializable(@Req() request: AuthenticatedRequest): Promise<{ ok: true }> {
+      await named(drizzle.db.transaction((tx) => tx.execute(insert(request.user.id, 1)), { isolationLevel: 'serializable' }));
+      return { ok: true };
+    }
+
+    /** Answers, and leaves a write running that comes after the key's transaction ended. */
+    @Post('late')
+    @Idempotent()
+    late(@Req() request: AuthenticatedRequest): { ok: true } {
+      const db = drizzle.db;
+      const caller = request.user.id;
+      setTimeout(() => {
+        db.execute(insert(caller, 3)).then(
+          () => lateWrites.set(caller, 'written'),
+          (error: Error) => lateWrites.set(caller, reason(error)),
+        );
+      }, 300);
+      return { ok: true };
+    }
+  }
+  return DrizzleKeyClientController;
+}
+
+/** The error a call failed with, as a 500 whose detail is its reason. */
+function named<T>(work: Promise<T>): Promise<T> {
+  return work.catch((error: Error) => {
+    throw new InternalServerErrorException(reason(error));
+  });
+}
+
+/** Drizzle wraps a failed query's error (`Failed query: …`): the reason is its cause's message. */
+function reason(error: Error): string {
+  return (error.cause as Error | undefined)?.message ?? error.message;
+}
