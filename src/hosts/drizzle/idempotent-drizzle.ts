@@ -18,8 +18,8 @@ import { executionContext } from '../../transaction/transaction-context.js';
  *
  * Inside the key's transaction, `db.transaction()` runs as a savepoint of it (its writes undone
  * if it throws); an isolation level is refused (the key's transaction is READ COMMITTED).
- * `config` is the app's Drizzle config (`schema`, `casing`, `logger`): with a schema, each
- * request's bound database builds its relational metadata once.
+ * `config` is the app's Drizzle config (`schema`, `casing`, `logger`). A bound database is built
+ * once per pooled connection (with a schema, its relational metadata with it).
  */
 export class IdempotentDrizzle<TSchema extends Record<string, unknown> = Record<string, never>> {
   private readonly bound = new WeakMap<KeyClient, NodePgDatabase<TSchema>>();
