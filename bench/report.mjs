@@ -9,6 +9,7 @@ const TARGETS = {
   execute: 0.85, // execute-path throughput / baseline throughput, at concurrency 32
   replay: 2, // replay-path throughput / baseline throughput
   storm: 1.5, // steady p99 during the storm / steady p99 without it (at most)
+  stormOverControl: 1.3, // steady p99 during the storm / during the control storm (at most): what a duplicate costs beyond receiving it
 };
 
 export async function machine(database, serverNode = process.execPath) {
@@ -181,6 +182,12 @@ export function printReport(results, host) {
     addRatio('execute path on @nestjs-cls/transactional / execute path on TypeORM req/s, concurrency 32', perRound(atConcurrency('executeCls', 32), atConcurrency('execute', 32), 'rps'), null);
     addRatio('execute path on Drizzle / Drizzle baseline req/s, concurrency 32', perRound(atConcurrency('executeDrizzle', 32), atConcurrency('drizzleBaseline', 32), 'rps'), null);
   }
+  addRatio(
+    '**storm headline**: steady p99 during the duplicate storm / during the control storm',
+    perRound(results.storm.during, results.storm.control, 'p99'),
+    TARGETS.stormOverControl,
+    true,
+  );
   addRatio('steady p99 during duplicate storm / without', perRound(results.storm.during, results.storm.alone, 'p99'), TARGETS.storm, true);
   addRatio('steady p99 during unauthenticated storm (control) / without', perRound(results.storm.control, results.storm.alone, 'p99'), null);
   addRatio('live-insert p99 during sweep / without (median round)', sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [], null);
