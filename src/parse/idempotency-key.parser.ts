@@ -19,7 +19,7 @@ export function parseIdempotencyKey(
 ): string | undefined {
   const values: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].toLowerCase() === 'idempotency-key') values.push(rawHeaders[i + 1]);
+    if (rawHeaders[i].length === 15 && rawHeaders[i].toLowerCase() === 'idempotency-key') values.push(rawHeaders[i + 1]);
   }
   if (values.length === 0) return undefined;
   if (values.length > 1) throw Problems.keyMalformed('several-headers');

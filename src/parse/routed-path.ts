@@ -43,6 +43,11 @@ export function routedPath(request: RoutedRequest): string | undefined {
   const template = request.routeOptions?.url ?? request.route?.path;
   if (typeof template !== 'string' || !template.startsWith('/') || UNSUPPORTED.test(template)) return undefined;
   const params = request.params ?? {};
+  // A template without parameters or groups (the common `/payments`) is its own path.
+  if (!/[:*{}]/.test(template)) {
+    for (const _ in params) return undefined;
+    return template.includes('?') ? undefined : mountOf(request) + template;
+  }
   // Each open group collects its text and whether every parameter in it matched.
   const groups: Array<{ text: string; matched: boolean }> = [{ text: '', matched: true }];
   const named = new Set<string>();

@@ -3,7 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { setHandlerScope } from '../handler-scope.js';
 import { keyManager } from './key-manager.js';
 import { NewTransactionInKeyError, TransactionalIsolationError, TransactionSuspendedInKeyError } from './transactional.errors.js';
-import { joinAsSavepoint } from './join-as-savepoint.js';
+import { joinAsSavepoint, markSavepoint } from './join-as-savepoint.js';
 
 /** Options of `IdempotentTransactionalAdapterTypeOrm`: those of `TransactionalAdapterTypeOrm`. */
 export interface IdempotentTransactionalAdapterTypeOrmOptions {
@@ -83,9 +83,8 @@ export class IdempotentTransactionalAdapterTypeOrm
         wrapWithNestedTransaction: async (txOptions, fn, setTx, tx) => {
           if (keyManager() && txOptions?.isolationLevel) throw new TransactionalIsolationError(txOptions.isolationLevel);
           return tx.transaction(txOptions?.isolationLevel as never, (manager) => {
-            // TypeORM hands a savepoint the key's own manager: a manager of its own (the same
-            // connection) tells the calls inside it that they are no longer the outermost.
-            setTx(manager.queryRunner ? dataSource.createEntityManager(manager.queryRunner) : manager);
+            setTx(manager);
+            markSavepoint();
             return fn();
           });
         },

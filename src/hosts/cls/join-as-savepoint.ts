@@ -1,8 +1,21 @@
 import { Logger } from '@nestjs/common';
 import { Propagation, type TransactionHost } from '@nestjs-cls/transactional';
+import { ClsServiceManager } from 'nestjs-cls';
 import { keyManager } from './key-manager.js';
 
 const JOINED = Symbol.for('nestjs-pg-idempotency.joins-as-savepoint');
+
+/**
+ * Set in the CLS store of a savepoint of the key's transaction (TypeORM hands a savepoint the
+ * key's own EntityManager, so the manager cannot tell the calls inside that they are not the
+ * outermost).
+ */
+const IN_SAVEPOINT = Symbol.for('nestjs-pg-idempotency.in-savepoint');
+
+/** Marks the CLS store of the savepoint being entered (called inside it). */
+export function markSavepoint(): void {
+  ClsServiceManager.getClsService().set(IN_SAVEPOINT, true);
+}
 
 type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
 
@@ -32,7 +45,7 @@ export function joinAsSavepoint(host: TransactionHost): void {
       const fn = args[args.length - 1];
       const propagation = (args.length === 3 || (args.length === 2 && typeof args[0] === 'string') ? args[0] : undefined) ?? Propagation.Required;
       const options = args.length === 3 ? args[1] : args.length === 2 && typeof args[0] !== 'string' ? args[0] : undefined;
-      if (propagation === Propagation.Required && currentTx(host) === key) {
+      if (propagation === Propagation.Required && currentTx(host) === key && !ClsServiceManager.getClsService().get(IN_SAVEPOINT)) {
         return (own as (...a: unknown[]) => unknown).call(this, Propagation.Nested, options ?? {}, fn);
       }
     }
