@@ -12,14 +12,12 @@ import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from './reservation.sql.js';
  * (`TransactionHold`). Unless the key is held, the transaction is already ended and its
  * connection given back.
  */
-export async function reserveInTransaction(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
-  try {
-    return await reserveOnce(host, request);
-  } catch (error) {
+export function reserveInTransaction(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
+  return reserveOnce(host, request).catch((error: unknown) => {
     // Nothing of it ran, and the statements now go whole: the same reservation succeeds.
     if (error instanceof StatementsVanishedError) return reserveOnce(host, request);
     throw error;
-  }
+  });
 }
 
 type Reserved = { kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number });

@@ -62,7 +62,8 @@ export class StatementSender {
     const sql = parts.map((part) => (typeof part === 'string' ? part : this.textOf(part, client, preparing))).join(';\n');
     if (preparing) {
       const statements = parts.filter((part): part is Statement => typeof part !== 'string').map(([statement]) => statement);
-      await this.prepareAhead(client, statements.concat(later));
+      const preparation = this.prepareAhead(client, statements.concat(later));
+      if (preparation) await preparation;
     }
     try {
       const results = await client.query(sql);
@@ -80,16 +81,17 @@ export class StatementSender {
 
   /**
    * Prepares, while preparing, those of `statements` not yet prepared on `client`: before a
-   * transaction that runs them is started by someone else.
+   * transaction that runs them is started by someone else. `undefined` when there is nothing to
+   * prepare (no promise on the path every request takes).
    */
-  async prepareAhead(client: PgClient, statements: readonly SqlStatement[]): Promise<void> {
-    if (!this.preparing) return;
+  prepareAhead(client: PgClient, statements: readonly SqlStatement[]): Promise<void> | undefined {
+    if (!this.preparing) return undefined;
     const names = this.prepared.get(client);
-    const missing: SqlStatement[] = [];
+    let missing: SqlStatement[] | undefined;
     for (const statement of statements) {
-      if (!statement.whole && !names?.has(statement.name) && !missing.includes(statement)) missing.push(statement);
+      if (!statement.whole && !names?.has(statement.name) && !missing?.includes(statement)) (missing ??= []).push(statement);
     }
-    if (missing.length > 0) await this.prepare(client, missing);
+    return missing && this.prepare(client, missing);
   }
 
   private textOf([statement, params]: Statement, client: PgClient, preparing: boolean): string {

@@ -34,47 +34,59 @@ export interface TransactionControl {
 type TransactionEvent = `${'Before' | 'After'}Transaction${'Start' | 'Commit' | 'Rollback'}`;
 
 export function transactionControl(access: TypeOrmAccess, dataSource: DataSource, sender: StatementSender): TransactionControl {
-  /** Announces `event` to the DataSource's subscribers; with none (the common case) nothing is awaited. */
+  /**
+   * Announces `event` to the DataSource's subscribers; with none (the common case) it is
+   * `undefined`, and nothing is awaited: `if (pending) await pending`.
+   */
   const announce = (queryRunner: QueryRunner, event: TransactionEvent): Promise<void> | undefined =>
     dataSource.subscribers.length > 0 ? queryRunner.broadcaster.broadcast(event) : undefined;
-  const announceEnd = async (queryRunner: QueryRunner, event: TransactionEvent): Promise<void> => {
-    await announce(queryRunner, event)?.catch(afterEndFailed);
-  };
+  /** The same after the transaction ended: a subscriber's failure is logged (what was done stands). */
+  const announceEnd = (queryRunner: QueryRunner, event: TransactionEvent): Promise<void> | undefined =>
+    announce(queryRunner, event)?.catch(afterEndFailed);
   const send = (client: PgClient, parts: readonly MessagePart[], later?: readonly SqlStatement[]) => sender.send(client, parts, later);
   return access === 'combined'
     ? {
         async open({ queryRunner, client }, parts, later) {
-          await announce(queryRunner, 'BeforeTransactionStart');
+          let pending = announce(queryRunner, 'BeforeTransactionStart');
+          if (pending) await pending;
           setTransactionState(queryRunner, true, 1);
           const results = await send(client, [START_KEY_TRANSACTION, ...parts, HANDLER_SAVEPOINT], later);
-          await announce(queryRunner, 'AfterTransactionStart');
+          pending = announce(queryRunner, 'AfterTransactionStart');
+          if (pending) await pending;
           return results.slice(1, 1 + parts.length);
         },
         async commitWith({ queryRunner, client }, statement, rollbackHandler) {
-          await announce(queryRunner, rollbackHandler ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit');
+          let pending = announce(queryRunner, rollbackHandler ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit');
+          if (pending) await pending;
           const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT']);
           setTransactionState(queryRunner, false, 0);
-          await announceEnd(queryRunner, rollbackHandler ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
+          pending = announceEnd(queryRunner, rollbackHandler ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
+          if (pending) await pending;
           return results[results.length - 2].rowCount ?? 0;
         },
         async endWhole({ queryRunner, client }, how) {
-          await announce(queryRunner, how === 'commit' ? 'BeforeTransactionCommit' : 'BeforeTransactionRollback');
+          let pending = announce(queryRunner, how === 'commit' ? 'BeforeTransactionCommit' : 'BeforeTransactionRollback');
+          if (pending) await pending;
           await client.query(how === 'commit' ? 'COMMIT' : 'ROLLBACK');
           setTransactionState(queryRunner, false, 0);
-          await announceEnd(queryRunner, how === 'commit' ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
+          pending = announceEnd(queryRunner, how === 'commit' ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
+          if (pending) await pending;
         },
       }
     : {
         async open({ queryRunner, client }, parts, later) {
-          await sender.prepareAhead(client, parts.map(([statement]) => statement).concat(later));
+          const preparation = sender.prepareAhead(client, parts.map(([statement]) => statement).concat(later));
+          if (preparation) await preparation;
           await queryRunner.startTransaction();
           const results = await send(client, [READ_COMMITTED, ...parts, HANDLER_SAVEPOINT], later);
           return results.slice(1, 1 + parts.length);
         },
         async commitWith({ queryRunner, client }, statement, rollbackHandler) {
-          if (rollbackHandler) await announce(queryRunner, 'BeforeTransactionRollback');
+          const before = rollbackHandler ? announce(queryRunner, 'BeforeTransactionRollback') : undefined;
+          if (before) await before;
           const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement] : [statement]);
-          if (rollbackHandler) await announceEnd(queryRunner, 'AfterTransactionRollback');
+          const after = rollbackHandler ? announceEnd(queryRunner, 'AfterTransactionRollback') : undefined;
+          if (after) await after;
           await committed(queryRunner, () => queryRunner.commitTransaction());
           return results[results.length - 1].rowCount ?? 0;
         },
