@@ -8,6 +8,9 @@
 // of its own in a folder of its own (the OS temp dir, `nestjs-pg-idempotency-pgbouncer-<port>`),
 // on a port of its own (default 6544), in transaction mode with a pool of 5 server connections
 // per database and user (PGBOUNCER_POOL_SIZE), trusting the user of the URL as PostgreSQL does.
+// Idle server connections are handed out in turn (server_round_robin), not last-released first:
+// a client's consecutive transactions land on different server sessions whenever several are
+// idle, however slowly the client sends them.
 // As root it runs as the `postgres` OS user (PgBouncer refuses root).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +51,7 @@ export async function startPgBouncer(url, port = DEFAULT_PORT, poolSize = Number
       `default_pool_size = ${poolSize}`,
       'max_client_conn = 1000',
       'server_reset_query =',
+      'server_round_robin = 1',
       'ignore_startup_parameters = extra_float_digits,options,statement_timeout',
       `logfile = ${join(folder, 'pgbouncer.log')}`,
       `pidfile = ${join(folder, 'pgbouncer.pid')}`,

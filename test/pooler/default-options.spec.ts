@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
+import { Client } from 'pg';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -11,9 +12,24 @@ const PORT = '6545';
 const pgbouncer = (...args: string[]): string => execFileSync(process.execPath, ['scripts/pgbouncer.mjs', ...args], { encoding: 'utf8' }).trim();
 
 /**
+ * Opens PgBouncer's 5 server connections (5 transactions at once): PgBouncer hands idle ones out
+ * in turn, so a connection's next transaction runs on another server session.
+ */
+async function openServerConnections(url: string): Promise<void> {
+  const clients = Array.from({ length: 5 }, () => new Client({ connectionString: url }));
+  await Promise.all(clients.map((client) => client.connect()));
+  try {
+    await Promise.all(clients.map((client) => client.query('BEGIN; SELECT 1')));
+    await Promise.all(clients.map((client) => client.query('COMMIT')));
+  } finally {
+    await Promise.all(clients.map((client) => client.end()));
+  }
+}
+
+/**
  * The module's default options behind a real PgBouncer in transaction mode with a pool of 5
- * server connections, each new (none has prepared anything): the case where prepared statements
- * vanish between a connection's transactions.
+ * server connections, each new (none has prepared anything) and handed out in turn: the case
+ * where prepared statements vanish between a connection's transactions.
  */
 describe.each(HTTP_PLATFORMS)('behind PgBouncer in transaction mode, with the default options, on %s', (platform) => {
   let lab: RunningApp;
@@ -21,6 +37,7 @@ describe.each(HTTP_PLATFORMS)('behind PgBouncer in transaction mode, with the de
   beforeAll(async () => {
     warn = jest.spyOn(Logger.prototype, 'warn');
     process.env.APP_DATABASE_URL = pgbouncer('start', databaseUrl(), PORT);
+    await openServerConnections(process.env.APP_DATABASE_URL);
     lab = await appsOn(platform).startLab();
   });
   afterAll(async () => {
@@ -28,6 +45,20 @@ describe.each(HTTP_PLATFORMS)('behind PgBouncer in transaction mode, with the de
     delete process.env.APP_DATABASE_URL;
     pgbouncer('stop', PORT);
     warn.mockRestore();
+  });
+
+  const vanishedLines = (): string[] =>
+    warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('prepared statements vanished'));
+
+  it('a first request, alone, whose statements were prepared on another server session: a 201, one payment, and one warning naming the cause and the option', async () => {
+    const caller = newCaller();
+    const answer = await send(`${lab.url}/payments`, { key: newKey(), caller, body: validPayment });
+    expect(answer.status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+    expect(await keyRows(caller)).toHaveLength(1);
+    const lines = vanishedLines();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/pooler in transaction mode \(PgBouncer\).*preparedStatements: false/);
   });
 
   it('200 concurrent requests over 20 keys: no error, each key executed once, every duplicate a 409 or the byte-identical replay', async () => {
@@ -52,9 +83,7 @@ describe.each(HTTP_PLATFORMS)('behind PgBouncer in transaction mode, with the de
     expect(other.status).toBe(422);
   });
 
-  it('says once why it sends its statements whole, naming the option', () => {
-    const lines = warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('prepared statements vanished'));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/pooler in transaction mode \(PgBouncer\).*preparedStatements: false/);
+  it('says it once', () => {
+    expect(vanishedLines()).toHaveLength(1);
   });
 });
