@@ -1,4 +1,4 @@
-import { Controller, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
+import { Controller, InternalServerErrorException, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { sql } from 'drizzle-orm';
 import { Idempotent } from '../../src/index.js';
 import type { IdempotentDrizzle } from '../../src/hosts/drizzle/index.js';
@@ -8,6 +8,14 @@ import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/
 export const lateWrites = new Map<string, string>();
 
 const insert = (caller: string, amount: number) => sql`INSERT INTO payments (caller, amount, currency) VALUES (${caller}, ${amount}, 'EUR')`;
+
+/** Query texts a handler may send through Drizzle after one write of its own, by name. */
+const RAW: Record<string, (caller: string) => string> = {
+  'one-message': (caller) => `BEGIN; INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); COMMIT`,
+  'write-then-commit': (caller) => `INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); /* done */ COMMIT`,
+  'commit-and-chain': () => 'COMMIT AND CHAIN',
+  'do-block': (caller) => `DO $$ BEGIN INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); END $$`,
+};
 
 /** Routes that use Drizzle, bound to the key's transaction, the ways a handler may misuse it. */
 export function drizzleKeyClientController(drizzle: IdempotentDrizzle) {
@@ -35,6 +43,15 @@ export function drizzleKeyClientController(drizzle: IdempotentDrizzle) {
     async commit(@Req() request: AuthenticatedRequest): Promise<{ ok: true }> {
       await drizzle.db.execute(insert(request.user.id, 1));
       await named(drizzle.db.execute(sql`COMMIT`));
+      return { ok: true };
+    }
+
+    /** Writes, then sends one of `RAW`'s query texts as it is. */
+    @Post('raw/:text')
+    @Idempotent()
+    async raw(@Req() request: AuthenticatedRequest, @Param('text') text: string): Promise<{ ok: true }> {
+      await drizzle.db.execute(insert(request.user.id, 1));
+      await named(drizzle.db.execute(sql.raw(RAW[text](request.user.id))));
       return { ok: true };
     }
 

@@ -48,6 +48,26 @@ describe('Drizzle on the key transaction of a node-postgres pool', () => {
     expect(await keyRows(caller)).toEqual([]);
   });
 
+  it.each([
+    ['one-message', /a transaction command among several statements in one query \(BEGIN\)/],
+    ['write-then-commit', /a transaction command among several statements in one query \(COMMIT\)/],
+    ['commit-and-chain', /COMMIT AND CHAIN on the transaction of an @Idempotent\(\) request/],
+  ])("a query text with a transaction command the key client cannot turn into a savepoint's (%s): refused, nothing is kept", async (text, why) => {
+    const caller = newCaller();
+    const answer = await send(`${url}/drizzle/raw/${text}`, { key: newKey(), caller, body: {} });
+    expect(answer.status).toBe(500);
+    expect(answer.json.detail).toMatch(why);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+  });
+
+  it('a DO block whose body has its own BEGIN and END runs in the key transaction', async () => {
+    const caller = newCaller();
+    expect((await send(`${url}/drizzle/raw/do-block`, { key: newKey(), caller, body: {} })).status).toBe(201);
+    expect(await paymentCount(caller)).toBe(2);
+    expect(await keyRows(caller)).toHaveLength(1);
+  });
+
   it('a write the handler left running, after the key transaction ended, is refused: it never lands in another request\'s transaction', async () => {
     const caller = newCaller();
     expect((await send(`${url}/drizzle/late`, { key: newKey(), caller, body: {} })).status).toBe(201);

@@ -1,10 +1,6 @@
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import type { PgClient } from './pg-client.js';
-
-/** A command that starts, commits or rolls back a transaction (not a savepoint's). */
-const BEGIN = /^\s*(?:begin|start\s+transaction)\b(.*)$/is;
-const COMMIT = /^\s*(?:commit|end)(?:\s+(?:transaction|work))?\s*;?\s*$/i;
-const ROLLBACK = /^\s*(?:rollback|abort)(?:\s+(?:transaction|work))?\s*;?\s*$/i;
+import { transactionCommand } from './transaction-commands.js';
 
 const KEY_CLIENT = Symbol.for('nestjs-pg-idempotency.key-client');
 
@@ -27,9 +23,9 @@ interface QueryingClient extends PgClient {
  * left running by an earlier request is refused). A transaction the tool
  * starts (`BEGIN`) becomes a savepoint of the key's transaction, and its `COMMIT` or `ROLLBACK`
  * releases or rolls back to that savepoint; a `COMMIT` or `ROLLBACK` of the key's transaction
- * itself, an isolation level, `release()` and `end()` are refused, with an error that says why.
- * Once the key's transaction ended, every query is refused. A query string holding several
- * statements is sent as it is: keep transaction commands in statements of their own.
+ * itself, any other transaction command (`COMMIT AND CHAIN`, `PREPARE TRANSACTION`), a transaction
+ * command among several statements of one query, an isolation level, `release()` and `end()` are
+ * refused, with an error that says why. Once the key's transaction ended, every query is refused.
  */
 export class KeyClient {
   /** Marks a key client of either build of the package (ESM, CommonJS). */
@@ -94,20 +90,25 @@ export class KeyClient {
 
   /** The savepoint command a transaction command stands for, a refusal, or nothing (any other query). */
   private control(text: string): string | Error | undefined {
-    const begin = BEGIN.exec(text);
-    if (begin) {
-      if (/isolation\s+level/i.test(begin[1]) && !/isolation\s+level\s+read\s+committed/i.test(begin[1])) {
-        return refuse(`a transaction at another isolation level (${text.trim()})`);
+    const command = transactionCommand(text);
+    if (!command) return undefined;
+    switch (command.kind) {
+      case 'refused':
+        return refuse(command.why);
+      case 'begin': {
+        if (/isolation level/i.test(command.rest) && !/isolation level read committed/i.test(command.rest)) {
+          return refuse(`a transaction at another isolation level (${text.trim()})`);
+        }
+        const name = `nestjs_pg_idempotency_tool_${this.next++}`;
+        this.savepoints.push(name);
+        return `SAVEPOINT ${name}`;
       }
-      const name = `nestjs_pg_idempotency_tool_${this.next++}`;
-      this.savepoints.push(name);
-      return `SAVEPOINT ${name}`;
+      default: {
+        const name = this.savepoints.pop();
+        if (!name) return refuse(command.kind === 'commit' ? 'COMMIT' : 'ROLLBACK');
+        return command.kind === 'commit' ? `RELEASE SAVEPOINT ${name}` : `ROLLBACK TO SAVEPOINT ${name}`;
+      }
     }
-    const commit = COMMIT.test(text);
-    if (!commit && !ROLLBACK.test(text)) return undefined;
-    const name = this.savepoints.pop();
-    if (!name) return refuse(commit ? 'COMMIT' : 'ROLLBACK');
-    return commit ? `RELEASE SAVEPOINT ${name}` : `ROLLBACK TO SAVEPOINT ${name}`;
   }
 }
 
