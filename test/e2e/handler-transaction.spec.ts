@@ -1,11 +1,11 @@
-import { Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { BadRequestException, Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { of, timeout } from 'rxjs';
 import { DataSource, type EntityManager, type EntitySubscriberInterface } from 'typeorm';
 import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
@@ -112,6 +112,22 @@ class HandlerTransactionController {
     return {};
   }
 
+  @Post('stored-open-savepoint')
+  @Idempotent()
+  async storedOpenSavepoint(@Req() request: AuthenticatedRequest): Promise<object> {
+    await this.tx.manager.queryRunner!.startTransaction();
+    await pay(this.tx.manager, request);
+    return { ok: true };
+  }
+
+  @Post('refused-open-savepoint')
+  @Idempotent()
+  async refusedOpenSavepoint(@Req() request: AuthenticatedRequest): Promise<object> {
+    await this.tx.manager.queryRunner!.startTransaction();
+    await pay(this.tx.manager, request);
+    throw new BadRequestException('the payee is unknown');
+  }
+
   @Post('start-job')
   @Idempotent()
   startJob(): object {
@@ -132,8 +148,8 @@ const earlyFallback = {
     next.handle().pipe(timeout({ first: 200, with: () => of({ accepted: true }) })),
 };
 
-describe.each(HTTP_PLATFORMS)('the handler and the key transaction, on %s', (platform) => {
-  const { startLab } = appsOn(platform);
+describe.each(PLATFORMS_AND_HOSTS)('the handler and the key transaction, on %s (%s)', (platform, host) => {
+  const { startLab } = appsOn(platform, host);
   let lab: RunningApp;
   let other: RunningApp;
   beforeAll(async () => {
@@ -234,6 +250,24 @@ describe.each(HTTP_PLATFORMS)('the handler and the key transaction, on %s', (pla
     const caller = newCaller();
     expect((await send(`${lab.url}/handler-tx/accepted-open-savepoint`, { key: newKey(), caller })).status).toBe(202);
     expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a recorded success with a nested transaction left open commits the whole transaction: the write, the key row, the replay', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const first = await send(`${lab.url}/handler-tx/stored-open-savepoint`, { key, caller });
+    expect(first.status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+    expect(await keyRows(caller)).toEqual([expect.objectContaining({ state: 'completed', status: 201 })]);
+    const replay = await send(`${lab.url}/handler-tx/stored-open-savepoint`, { key, caller });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a recorded 400 with a nested transaction left open rolls its write back and records the 400', async () => {
+    const caller = newCaller();
+    expect((await send(`${lab.url}/handler-tx/refused-open-savepoint`, { key: newKey(), caller })).status).toBe(400);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([expect.objectContaining({ state: 'completed', status: 400 })]);
   });
 
   it('code the handler left running finds no transaction once the request is over', async () => {

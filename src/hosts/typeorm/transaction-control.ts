@@ -25,8 +25,11 @@ export interface KeyConnection {
 export interface TransactionControl {
   /** Starts the transaction, sends `parts`, sets the handler's savepoint; returns the parts' results. */
   open(connection: KeyConnection, parts: readonly Statement[], later: readonly SqlStatement[]): Promise<StatementResult[]>;
-  /** Sends `statement` (after rolling back to the savepoint, with `rollbackHandler`), then commits; returns its row count. */
-  commitWith(connection: KeyConnection, statement: Statement, rollbackHandler: boolean): Promise<number>;
+  /**
+   * Sends `statement` (after rolling back to the savepoint, with `rollbackHandler`), then commits
+   * the transaction whole, at every `depth` the handler left it at; returns the statement's row count.
+   */
+  commitWith(connection: KeyConnection, statement: Statement, rollbackHandler: boolean, depth: number): Promise<number>;
   /** Ends the transaction whole: `depth` is how deep the handler left it (1: not nested). */
   endWhole(connection: KeyConnection, how: 'commit' | 'rollback', depth: number): Promise<void>;
 }
@@ -81,7 +84,10 @@ export function transactionControl(access: TypeOrmAccess, dataSource: DataSource
           const results = await send(client, [READ_COMMITTED, ...parts, HANDLER_SAVEPOINT], later);
           return results.slice(1, 1 + parts.length);
         },
-        async commitWith({ queryRunner, client }, statement, rollbackHandler) {
+        async commitWith({ queryRunner, client }, statement, rollbackHandler, depth) {
+          // The nested transactions the handler left open end first, as TypeORM ends them (their
+          // savepoints released): the outcome is then sent at the key transaction's own level.
+          for (let level = depth; level > 1 && queryRunner.isTransactionActive; level--) await queryRunner.commitTransaction();
           const before = rollbackHandler ? announce(queryRunner, 'BeforeTransactionRollback') : undefined;
           if (before) await before;
           const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement] : [statement]);

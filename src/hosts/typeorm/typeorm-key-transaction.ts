@@ -39,7 +39,7 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
     this.guard.lift();
     let rowCount: number;
     try {
-      rowCount = await this.control.commitWith(this.connection, statement, rollbackHandler);
+      rowCount = await this.control.commitWith(this.connection, statement, rollbackHandler, this.guard.depth);
     } catch (error) {
       await endAndRelease(this.connection, this.control, 'rollback', this.guard.depth).catch(() => undefined);
       throw error;
