@@ -1,4 +1,4 @@
-import { Controller, InternalServerErrorException, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { Controller, HttpCode, InternalServerErrorException, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { sql } from 'drizzle-orm';
 import { Idempotent } from '../../src/index.js';
 import type { IdempotentDrizzle } from '../../src/hosts/drizzle/index.js';
@@ -52,6 +52,16 @@ export function drizzleKeyClientController(drizzle: IdempotentDrizzle) {
     async raw(@Req() request: AuthenticatedRequest, @Param('text') text: string): Promise<{ ok: true }> {
       await drizzle.db.execute(insert(request.user.id, 1));
       await named(drizzle.db.execute(sql.raw(RAW[text](request.user.id))));
+      return { ok: true };
+    }
+
+    /** Writes, catches a failed statement and answers 202, which the route does not store. */
+    @Post('accepted-after-failed-statement')
+    @Idempotent({ storeResponse: (status) => status !== 202 && status < 500 })
+    @HttpCode(202)
+    async acceptedAfterFailedStatement(@Req() request: AuthenticatedRequest): Promise<{ ok: true }> {
+      await drizzle.db.execute(insert(request.user.id, 1));
+      await drizzle.db.execute(sql`SELECT 1 / 0`).catch(() => undefined);
       return { ok: true };
     }
 

@@ -68,6 +68,15 @@ describe('Drizzle on the key transaction of a node-postgres pool', () => {
     expect(await keyRows(caller)).toHaveLength(1);
   });
 
+  it('a success the route does not store, after a statement failed in the transaction, is a 500 outcome-not-recorded: nothing was kept', async () => {
+    const caller = newCaller();
+    const answer = await send(`${url}/drizzle/accepted-after-failed-statement`, { key: newKey(), caller, body: {} });
+    expect(answer.status).toBe(500);
+    expect(answer.json.type).toMatch(/outcome-not-recorded$/);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+  });
+
   it('a write the handler left running, after the key transaction ended, is refused: it never lands in another request\'s transaction', async () => {
     const caller = newCaller();
     expect((await send(`${url}/drizzle/late`, { key: newKey(), caller, body: {} })).status).toBe(201);

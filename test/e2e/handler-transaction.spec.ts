@@ -112,6 +112,16 @@ class HandlerTransactionController {
     return {};
   }
 
+  @Post('accepted-after-failed-statement')
+  @Idempotent({ storeResponse: (status) => status !== 202 && status < 500 })
+  @HttpCode(202)
+  async acceptedAfterFailedStatement(@Req() request: AuthenticatedRequest): Promise<object> {
+    await pay(this.tx.manager, request);
+    // A failed statement aborts the transaction; the handler goes on as if nothing happened.
+    await this.tx.manager.query('SELECT 1 / 0').catch(() => undefined);
+    return {};
+  }
+
   @Post('stored-open-savepoint')
   @Idempotent()
   async storedOpenSavepoint(@Req() request: AuthenticatedRequest): Promise<object> {
@@ -250,6 +260,16 @@ describe.each(PLATFORMS_AND_HOSTS)('the handler and the key transaction, on %s (
     const caller = newCaller();
     expect((await send(`${lab.url}/handler-tx/accepted-open-savepoint`, { key: newKey(), caller })).status).toBe(202);
     expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a success the route does not store, after a statement failed in the transaction, is a 500 outcome-not-recorded: nothing was kept', async () => {
+    const caller = newCaller();
+    const answer = await send(`${lab.url}/handler-tx/accepted-after-failed-statement`, { key: newKey(), caller });
+    expect(answer.status).toBe(500);
+    expect(answer.json.type).toMatch(/outcome-not-recorded$/);
+    expect(answer.json.detail).toMatch(/nothing was kept/);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
   });
 
   it('a recorded success with a nested transaction left open commits the whole transaction: the write, the key row, the replay', async () => {

@@ -5,6 +5,7 @@ import type { PgPoolLike } from '../../options/module-options.js';
 import type { IdempotencySettings } from '../../options/settings.js';
 import type { Bound, KeyTransaction, OpenedTransaction, SqlStatement, Statement, StatementResult, TransactionHost } from '../transaction-host.js';
 import { type PooledConnection, runBounded } from './bounded-statement.js';
+import { assertCommitted } from './commit-outcome.js';
 import { KeyClient } from './key-client.js';
 import { HANDLER_SAVEPOINT, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from './key-transaction-sql.js';
 import type { PgClient } from './pg-client.js';
@@ -133,17 +134,20 @@ class PoolKeyTransaction implements KeyTransaction<KeyClient> {
 /**
  * Ends the client's transaction whole (a plain COMMIT or ROLLBACK ends every savepoint too) and
  * gives the client back; a client whose command fails is destroyed instead, so that no later
- * request runs inside a half-finished transaction. A failed COMMIT is thrown.
+ * request runs inside a half-finished transaction. A failed COMMIT is thrown, and so is a COMMIT
+ * that rolled back (`RolledBackAtCommitError`).
  */
 async function endAndRelease(client: PoolClient, end: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+  let result: unknown;
   try {
-    await client.query(end);
+    result = await client.query(end);
   } catch (error) {
     client.release(true);
     if (end === 'COMMIT') throw error;
     return;
   }
   client.release();
+  if (end === 'COMMIT') assertCommitted(result);
 }
 
 async function lend(pool: PgPoolLike): Promise<PooledConnection> {

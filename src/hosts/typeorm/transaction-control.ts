@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { HANDLER_SAVEPOINT, READ_COMMITTED, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from '../pg/key-transaction-sql.js';
+import { assertCommitted } from '../pg/commit-outcome.js';
 import type { PgClient } from '../pg/pg-client.js';
 import type { MessagePart, StatementSender } from '../pg/statement-sender.js';
 import type { SqlStatement, Statement, StatementResult } from '../transaction-host.js';
@@ -70,8 +71,9 @@ export function transactionControl(access: TypeOrmAccess, dataSource: DataSource
         async endWhole({ queryRunner, client }, how) {
           let pending = announce(queryRunner, how === 'commit' ? 'BeforeTransactionCommit' : 'BeforeTransactionRollback');
           if (pending) await pending;
-          await client.query(how === 'commit' ? 'COMMIT' : 'ROLLBACK');
+          const result = await client.query(how === 'commit' ? 'COMMIT' : 'ROLLBACK');
           setTransactionState(queryRunner, false, 0);
+          if (how === 'commit') assertCommitted(result);
           pending = announceEnd(queryRunner, how === 'commit' ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
           if (pending) await pending;
         },
@@ -97,6 +99,9 @@ export function transactionControl(access: TypeOrmAccess, dataSource: DataSource
           return results[results.length - 1].rowCount ?? 0;
         },
         async endWhole({ queryRunner }, how, depth) {
+          // A transaction a failed statement aborted would roll back at COMMIT without a word
+          // through TypeORM: a statement run in it first fails instead (25P02).
+          if (how === 'commit' && queryRunner.isTransactionActive) await queryRunner.query('SELECT 1');
           for (let level = depth; level > 0 && queryRunner.isTransactionActive; level--) {
             if (how === 'rollback') await queryRunner.rollbackTransaction();
             else await committed(queryRunner, () => queryRunner.commitTransaction());
