@@ -2,7 +2,7 @@ import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
-import { isDatabaseUnavailable } from '../hosts/database-errors.js';
+import { isDatabaseUnavailable, isLostRace } from '../hosts/database-errors.js';
 import type { RouteSettings } from '../options/settings.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import { Problems } from '../problems.js';
@@ -189,9 +189,13 @@ export class KeyRun {
     await this.recorder.abandon();
   }
 
-  /** What a handler's error becomes: database unavailability a 503 problem, anything else itself. */
+  /**
+   * What a handler's error becomes: database unavailability, a serialization failure or a
+   * deadlock a 503 problem (the writes are undone and the key freed, so a retry runs again),
+   * anything else itself.
+   */
   private handlerError(raw: ServerResponse, error: unknown): unknown {
-    if (!isDatabaseUnavailable(error)) return error;
+    if (!isDatabaseUnavailable(error) && !isLostRace(error)) return error;
     logFailure("the handler's database work", error as Error);
     return withProblemHeaders(raw, Problems.storeUnavailable('handling', this.route.retryAfterSeconds));
   }

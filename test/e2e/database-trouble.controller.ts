@@ -13,6 +13,20 @@ import { type SelfSender, sendItself } from '../support/platform-response.js';
 export class DatabaseTroubleController {
   constructor(private readonly tx: IdempotencyTransaction) {}
 
+  /**
+   * Writes, then takes two transaction-level advisory locks with a pause between: two requests
+   * taking the same pair in opposite orders deadlock, and PostgreSQL aborts one of them (40P01).
+   */
+  @Post('lock-pair')
+  @Idempotent()
+  async lockPair(@Req() request: AuthenticatedRequest, @Headers('x-first') first: string, @Headers('x-second') second: string): Promise<Payment> {
+    const payment = await writePayment(this.tx, request);
+    await this.tx.manager.query('SELECT pg_advisory_xact_lock($1)', [first]);
+    await sleep(300);
+    await this.tx.manager.query('SELECT pg_advisory_xact_lock($1)', [second]);
+    return payment;
+  }
+
   /** The same as LabController's slow-write in lease mode: the payment commits on its own, before the answer. */
   @Post('lease-slow-write')
   @Idempotent({ mode: 'lease', lease: '1s' })

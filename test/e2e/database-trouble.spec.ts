@@ -34,6 +34,26 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await paymentCount(caller)).toBe(1);
     });
 
+    it('two requests that deadlock: one 201, the other a 503 with Retry-After, its write undone, its key free; its retry runs once', async () => {
+      const [a, b] = [String(Math.floor(Math.random() * 1e12)), String(Math.floor(Math.random() * 1e12))];
+      const [callerA, callerB] = [newCaller(), newCaller()];
+      const [keyA, keyB] = [newKey(), newKey()];
+      const answers = await Promise.all([
+        send(`${lab.url}/lab/lock-pair`, { key: keyA, caller: callerA, body: {}, headers: { 'x-first': a, 'x-second': b } }),
+        send(`${lab.url}/lab/lock-pair`, { key: keyB, caller: callerB, body: {}, headers: { 'x-first': b, 'x-second': a } }),
+      ]);
+      expect(answers.map((answer) => answer.status).sort()).toEqual([201, 503]);
+      const lost = answers.findIndex((answer) => answer.status === 503);
+      expect(answers[lost].json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:store-unavailable', status: 503 });
+      expect(Number(answers[lost].headers['retry-after'])).toBeGreaterThan(0);
+      const [caller, key] = lost === 0 ? [callerA, keyA] : [callerB, keyB];
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+      const headers = lost === 0 ? { 'x-first': a, 'x-second': b } : { 'x-first': b, 'x-second': a };
+      expect((await send(`${lab.url}/lab/lock-pair`, { key, caller, body: {}, headers })).status).toBe(201);
+      expect(await paymentCount(caller)).toBe(1);
+    });
+
     it.each([
       ['transactional', 'slow-write'],
       ['lease', 'lease-slow-write'],
