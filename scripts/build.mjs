@@ -1,8 +1,38 @@
 // Builds the dual package: ESM in dist/esm (with the demo), CommonJS in dist/cjs, and writes the
-// plain SQL migration from the same statements the TypeORM migration class runs.
+// plain SQL migration from the same statements the TypeORM migration class runs. A dist built
+// from the same inputs (src/, the tsconfig files, package.json and its lockfile, this script: their SHA-256 in
+// dist/.inputs) is kept as it is, so that runs started side by side (CI's parallel suites) never
+// rebuild under each other; `--force` rebuilds anyway.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.cjs.json', 'package.json', 'package-lock.json', 'scripts/build.mjs'];
+const STAMP = 'dist/.inputs';
+
+function inputsHash() {
+  const hash = createHash('sha256');
+  const walk = (path) => {
+    let entries;
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch {
+      hash.update(`${path}\0`).update(readFileSync(path)).update('\0');
+      return;
+    }
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) walk(join(path, entry.name));
+  };
+  for (const input of INPUTS) if (existsSync(input)) walk(input);
+  return hash.digest('hex');
+}
+
+const inputs = inputsHash();
+if (!process.argv.includes('--force') && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === inputs) {
+  console.log('build: dist is up to date with src/ (npm run build -- --force rebuilds it)');
+  process.exit(0);
+}
 
 const tsc = (project) => {
   try {
@@ -26,3 +56,4 @@ writeFileSync(
     '-- src/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.\n\n' +
     schema.CREATE_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
+writeFileSync(STAMP, inputs);
