@@ -7,9 +7,11 @@ import { executeText, prepareText, wholeText } from './sql-text.js';
 export type MessagePart = Statement | string;
 
 /**
- * A statement prepared on a connection was missing when it was run (SQLSTATE 26000): the server
- * session changed under the connection, as behind a pooler in transaction mode. Nothing of the
- * failed message ran; the sender now sends its statements whole, so running it again succeeds.
+ * A statement prepared on a connection was missing when it was run (SQLSTATE 26000), or one it
+ * never prepared was there (42P05): server sessions change under the connection, as behind a
+ * pooler in transaction mode. The failed message's transaction, if it opened one, is aborted and
+ * nothing of it can commit; the sender now sends its statements whole, so that the same work,
+ * started again, succeeds.
  */
 export class StatementsVanishedError extends Error {
   readonly code = '26000';
@@ -35,11 +37,13 @@ const logger = new Logger('Idempotency');
  * While `preparing`, statements are `PREPARE`d once per connection and run with `EXECUTE`
  * (planned once); those a message needs and the connection lacks are prepared together, in one
  * message of their own (one implicit transaction, so one server session even behind a pooler).
- * A prepared statement found missing (26000) means server sessions change under the connections
- * (a pooler in transaction mode): the sender then sends every statement whole, for good, logs
- * that once, and the failed message throws `StatementsVanishedError` (run it again). Because a
- * transaction's statements are prepared together and its first message runs one of them, a
- * transaction whose first message ran finds the others on its server session too.
+ * A prepared statement found missing (26000), or found there before it was prepared (42P05), means
+ * server sessions change under the connections (a pooler in transaction mode): the sender then
+ * sends every statement whole, for good, logs that once, and the failed message throws
+ * `StatementsVanishedError` (start the work again). A transaction's statements are prepared
+ * together, in one message, before it starts: that message prepares them all, or meets one there
+ * already (42P05) and switches the sender to whole statements. So a transaction whose first
+ * message ran finds its later statements on its server session, or sends them whole.
  */
 export class StatementSender {
   /** The statements prepared on each connection: recorded only once PostgreSQL took them. */
@@ -70,12 +74,7 @@ export class StatementSender {
       return Array.isArray(results) ? results : [results];
     } catch (error) {
       if ((error as { code?: string }).code !== '26000' || !preparing) throw error;
-      this.prepared.delete(client);
-      if (this.preparing) {
-        this.preparing = false;
-        logger.warn(VANISHED);
-      }
-      throw new StatementsVanishedError(error);
+      throw this.vanished(client, error);
     }
   }
 
@@ -99,26 +98,30 @@ export class StatementSender {
   }
 
   /**
-   * `PREPARE`s `statements` on `client` in one message, and records each once PostgreSQL took it.
-   * Outside a transaction, a statement found prepared already (42P05: a PREPARE whose answer was
-   * lost) stops the message there, having prepared those before it: which ones the connection
-   * has is then read back, and the rest prepared once more (inside a transaction that error would
-   * abort it, which is why a key transaction's statements are prepared before it starts).
+   * `PREPARE`s `statements` on `client` in one message, and records them once PostgreSQL took
+   * them. A statement found prepared already (42P05) on a connection that never prepared it means
+   * its server session is shared, as behind a pooler in transaction mode: the sender then sends
+   * its statements whole, as when one vanishes, and throws `StatementsVanishedError`.
    */
-  private async prepare(client: PgClient, statements: readonly SqlStatement[], again = true): Promise<void> {
-    let names = this.prepared.get(client);
-    if (!names) this.prepared.set(client, (names = new Set()));
+  private async prepare(client: PgClient, statements: readonly SqlStatement[]): Promise<void> {
     try {
       await client.query(statements.map(prepareText).join(';\n'));
     } catch (error) {
       if ((error as { code?: string }).code !== '42P05') throw error;
-      const list = statements.map(({ name }) => `'${name}'`).join(', ');
-      const result = await client.query(`SELECT name FROM pg_prepared_statements WHERE name IN (${list})`);
-      const present = new Set((Array.isArray(result) ? result[0] : result).rows.map((row: { name: string }) => row.name));
-      for (const name of present) names.add(name);
-      const rest = statements.filter(({ name }) => !present.has(name));
-      if (rest.length > 0 && again) return this.prepare(client, rest, false);
+      throw this.vanished(client, error);
     }
+    let names = this.prepared.get(client);
+    if (!names) this.prepared.set(client, (names = new Set()));
     for (const statement of statements) names.add(statement.name);
+  }
+
+  /** Sends statements whole from now on (said once); the error to throw for the failed message. */
+  private vanished(client: PgClient, cause: unknown): StatementsVanishedError {
+    this.prepared.delete(client);
+    if (this.preparing) {
+      this.preparing = false;
+      logger.warn(VANISHED);
+    }
+    return new StatementsVanishedError(cause);
   }
 }
