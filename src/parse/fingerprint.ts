@@ -84,12 +84,11 @@ function canonicalQuery(query: string): string[][] {
 }
 
 /**
- * A name or value of the query string, decoded exactly as `URLSearchParams` decodes it (`+` is a
- * space; `%XX` a byte, a `%` without two hex digits itself; the bytes read as UTF-8), so that
- * fingerprints recorded before stay the same, except when those bytes are not UTF-8 (`%E9`):
- * `URLSearchParams` turns every such sequence into U+FFFD, so `?payee=Ren%E9` and
- * `?payee=Ren%EA` had one fingerprint, while Fastify's and qs's parsers hand the handler the
- * text as sent. Such a part is now kept as sent.
+ * A name or value of the query string, decoded as `URLSearchParams` decodes it (`+` is a space;
+ * `%XX` a byte, a `%` without two hex digits itself; the bytes read as UTF-8), except when those
+ * bytes are not UTF-8 (`%E9`): such a part is kept as sent, as Fastify's and qs's parsers hand it
+ * to the handler, so that `?payee=Ren%E9` and `?payee=Ren%EA` are two fingerprints (decoding would
+ * make both U+FFFD).
  */
 function queryPart(text: string): string {
   const spaced = text.includes('+') ? text.replace(/\+/g, ' ') : text;

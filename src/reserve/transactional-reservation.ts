@@ -14,7 +14,7 @@ import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from './reservation.sql.js';
  */
 export function reserveInTransaction(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
   return reserveOnce(host, request).catch((error: unknown) => {
-    // Nothing of it ran, and the statements now go whole: the same reservation succeeds.
+    // The failed transaction was rolled back and its connection given back; the statements now go whole.
     if (error instanceof StatementsVanishedError) return reserveOnce(host, request);
     throw error;
   });

@@ -24,9 +24,10 @@ type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
  * `@Transactional()` and `txHost.withTransaction()`) a savepoint of the key's transaction,
  * `Propagation.Nested`, so that its writes are undone when it throws, as they would be in a
  * transaction of its own. Inside it, a `Required` call joins that savepoint, as it joins any
- * transaction (the adapter gives a savepoint a manager of its own). It wraps this host's public `withTransaction()` (its
- * documented arguments: `[propagation], [options], fn`); a host without one keeps the upstream
- * behaviour (`Required` joins the key's transaction without a savepoint), and says so once.
+ * transaction (the savepoint's CLS store is marked, `markSavepoint()`). It wraps this host's
+ * public `withTransaction()` (its documented arguments: `[propagation], [options], fn`); a host
+ * without one keeps the upstream behaviour (`Required` joins the key's transaction without a
+ * savepoint), and says so once.
  */
 export function joinAsSavepoint(host: TransactionHost): void {
   const own = host.withTransaction as WithTransaction;
