@@ -1,5 +1,6 @@
 import type { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
+import { StatementsVanishedError } from '../../src/hosts/pg/statement-sender.js';
 import type { Statement } from '../../src/hosts/transaction-host.js';
 import { TypeOrmTransactionHost } from '../../src/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../src/options/settings.js';
@@ -51,8 +52,11 @@ describe.each(['auto', 'public-api'] as const)('the key transaction through Type
     expect((await host.runAlone('a lookup', lookup('k2'), { timeoutMs: 5_000 })).rows).toEqual([]);
   });
 
-  it('a statement found prepared already (its PREPARE answered but the answer lost) is taken as prepared, before the transaction', async () => {
+  it('a statement found prepared already (a PREPARE whose answer was lost): no transaction opens, the statements go whole from then on, the next one records its outcome', async () => {
     await dataSource.query(`PREPARE ${RECORD_OUTCOME.name} (${RECORD_OUTCOME.types.join(', ')}) AS ${RECORD_OUTCOME.text}`);
+    await expect(host.begin([[LOCK_KEY, ['45']]], [RECORD_OUTCOME])).rejects.toBeInstanceOf(StatementsVanishedError);
+    // The pool's one connection was given back outside any transaction.
+    expect(await dataSource.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
     const { transaction } = await host.begin([[LOCK_KEY, ['45']]], [RECORD_OUTCOME]);
     const key = `messages-${typeormAccess}-${Date.now()}`;
     const params = [key, 'key-transaction-messages', 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 60_000];

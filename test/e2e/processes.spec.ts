@@ -108,7 +108,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const waitingOnKeys = async (): Promise<number> => {
         const [{ n }] = await sql(
           `SELECT count(*) AS n FROM pg_locks JOIN pg_stat_activity USING (pid)
-           WHERE NOT granted AND relation = 'idempotency_keys'::regclass AND query NOT LIKE 'PREPARE%'`,
+           WHERE NOT granted AND relation = 'idempotency_keys'::regclass AND datname = current_database()
+             AND query NOT LIKE 'PREPARE%'`,
         );
         return Number(n);
       };

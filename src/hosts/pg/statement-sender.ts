@@ -16,14 +16,22 @@ export type MessagePart = Statement | string;
 export class StatementsVanishedError extends Error {
   readonly code = '26000';
 
-  constructor(override readonly cause: unknown) {
-    super(`${(cause as Error)?.message ?? String(cause)} (${VANISHED})`);
+  constructor(
+    override readonly cause: unknown,
+    why = VANISHED,
+  ) {
+    super(`${(cause as Error)?.message ?? String(cause)} (${why})`);
     this.name = 'StatementsVanishedError';
   }
 }
 
 const VANISHED =
   'prepared statements vanished between transactions, as behind a pooler in transaction mode (PgBouncer); ' +
+  'the module sends its statements whole from now on; preparedStatements: false does so from the start';
+
+const FOUND_ALREADY =
+  'a statement of the module was found prepared already on a connection that had not prepared it: a server session shared ' +
+  'between connections, as behind a pooler in transaction mode (PgBouncer), or a PREPARE whose answer was lost; ' +
   'the module sends its statements whole from now on; preparedStatements: false does so from the start';
 
 const logger = new Logger('Idempotency');
@@ -74,7 +82,7 @@ export class StatementSender {
       return Array.isArray(results) ? results : [results];
     } catch (error) {
       if ((error as { code?: string }).code !== '26000' || !preparing) throw error;
-      throw this.vanished(client, error);
+      throw this.vanished(client, error, VANISHED);
     }
   }
 
@@ -108,20 +116,20 @@ export class StatementSender {
       await client.query(statements.map(prepareText).join(';\n'));
     } catch (error) {
       if ((error as { code?: string }).code !== '42P05') throw error;
-      throw this.vanished(client, error);
+      throw this.vanished(client, error, FOUND_ALREADY);
     }
     let names = this.prepared.get(client);
     if (!names) this.prepared.set(client, (names = new Set()));
     for (const statement of statements) names.add(statement.name);
   }
 
-  /** Sends statements whole from now on (said once); the error to throw for the failed message. */
-  private vanished(client: PgClient, cause: unknown): StatementsVanishedError {
+  /** Sends statements whole from now on (saying `why` once); the error to throw for the failed message. */
+  private vanished(client: PgClient, cause: unknown, why: string): StatementsVanishedError {
     this.prepared.delete(client);
     if (this.preparing) {
       this.preparing = false;
-      logger.warn(VANISHED);
+      logger.warn(why);
     }
-    return new StatementsVanishedError(cause);
+    return new StatementsVanishedError(cause, why);
   }
 }
