@@ -70,7 +70,11 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         expect((await sweeper.query(SWEEP_BATCH.text, [1000, SWEEP_LOCK_ID])).rows[0].deleted).toBeGreaterThanOrEqual(1);
         const request = send(`${lab.url}/lab/twin`, { key, caller, body: {} });
         await until(async () => {
-          const waiting = await sql(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%record_outcome%'`);
+          // The recording, prepared (EXECUTE …record_outcome…) or sent whole (behind a pooler).
+          const waiting = await sql(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+               AND (query LIKE '%record_outcome%' OR query LIKE '%INSERT INTO idempotency_keys%')`,
+          );
           return waiting.length === 1;
         }, 'the key row waiting on the batch');
         await sweeper.query('COMMIT');
@@ -220,7 +224,12 @@ describe('a sweep whose connection is lost while its batch runs, the server side
       const sweep = viaProxy.app.get(IdempotencySweeper).sweep().then(() => 'swept', (error: Error) => error.message);
       await until(
         async () =>
-          (await sql(`SELECT 1 FROM pg_stat_activity WHERE query LIKE '%DELETE FROM idempotency_keys%' AND state = 'active' AND pid <> pg_backend_pid()`)).length > 0,
+          (
+            await sql(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%DELETE FROM idempotency_keys%'
+                 AND state = 'active' AND pid <> pg_backend_pid()`,
+            )
+          ).length > 0,
         'a batch running',
       );
       proxy.dropExisting({ lost: true });
