@@ -7,9 +7,14 @@ const UNAVAILABLE_MESSAGE =
 /** A serialization failure or a deadlock: the transaction lost a race, and a retry may not. */
 const CONFLICT_CODE = /^(40001|40P01)$/;
 
+/** The SQLSTATE of a `pg` error, or of the driver error a TypeORM `QueryFailedError` carries. */
+function sqlState(error: unknown): unknown {
+  return ((error as { driverError?: { code?: unknown } })?.driverError ?? (error as { code?: unknown }))?.code;
+}
+
 /** Whether `error` is a serialization failure or a deadlock (40001, 40P01): a retry may succeed. */
 export function isLostRace(error: unknown): boolean {
-  const code = ((error as { driverError?: { code?: unknown } })?.driverError ?? (error as { code?: unknown }))?.code;
+  const code = sqlState(error);
   return typeof code === 'string' && CONFLICT_CODE.test(code);
 }
 
@@ -19,7 +24,7 @@ export function isLostRace(error: unknown): boolean {
  * unavailability or a lost race. Anything else (a timeout, a dropped connection) is not.
  */
 export function isRefusedByDatabase(error: unknown): boolean {
-  const code = ((error as { driverError?: { code?: unknown } })?.driverError ?? (error as { code?: unknown }))?.code;
+  const code = sqlState(error);
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !CONFLICT_CODE.test(code) && !isDatabaseUnavailable(error);
 }
 
