@@ -3,8 +3,9 @@ export default {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.spec.ts'],
-  // test/pooler/ needs PgBouncer: npm run test:pooler (jest.pooler.config.mjs).
-  testPathIgnorePatterns: ['/node_modules/', '/test/pooler/'],
+  // test/pooler/ needs PgBouncer: npm run test:pooler (jest.pooler.config.mjs); test/partitioned/
+  // the key table partitioned by expiry: npm run test:partitioned (jest.partitioned.config.mjs).
+  testPathIgnorePatterns: ['/node_modules/', '/test/pooler/', '/test/partitioned/'],
   transform: {
     '^.+\\.(t|j)s$': [
       '@swc/jest',

@@ -5,4 +5,4 @@
  */
 import base from './jest.config.mjs';
 
-export default { ...base, testPathIgnorePatterns: ['/node_modules/'] };
+export default { ...base, testPathIgnorePatterns: ['/node_modules/', '/test/partitioned/'] };

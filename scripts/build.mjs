@@ -1,5 +1,5 @@
 // Builds the dual package: ESM in dist/esm (with the demo), CommonJS in dist/cjs, and writes the
-// plain SQL migration from the same statements the TypeORM migration class runs. A dist built
+// plain SQL migrations from the same statements the TypeORM migration classes run. A dist built
 // from the same inputs (src/, the tsconfig files, package.json and its lockfile, this script: their SHA-256 in
 // dist/.inputs) is kept as it is, so that runs started side by side (CI's parallel suites) never
 // rebuild under each other; `--force` rebuilds anyway.
@@ -55,5 +55,14 @@ writeFileSync(
   '-- nestjs-pg-idempotency: the idempotency_keys table. Generated from\n' +
     '-- src/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.\n\n' +
     schema.CREATE_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
+);
+const partitioned = await import(pathToFileURL('dist/esm/migrations/idempotency-keys-partitioned.schema.js').href);
+writeFileSync(
+  'migrations/1795996800000-create-partitioned-idempotency-keys.sql',
+  '-- nestjs-pg-idempotency: the idempotency_keys table partitioned by expiry (opt-in, instead of\n' +
+    '-- 1795996800000-create-idempotency-keys.sql). Generated from\n' +
+    '-- src/migrations/idempotency-keys-partitioned.schema.ts by `npm run build`; safe to re-run.\n' +
+    '-- The module creates the partitions; see docs/partitioned-keys.md.\n\n' +
+    partitioned.CREATE_PARTITIONED_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
 writeFileSync(STAMP, inputs);

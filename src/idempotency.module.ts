@@ -12,8 +12,10 @@ import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
 import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
 import { KeyReserver } from './reserve/key-reserver.js';
+import { KeyTable } from './reserve/key-table.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencySweeper } from './sweeper/idempotency.sweeper.js';
+import { KeyPartitions } from './sweeper/key-partitions.js';
 import { IdempotencyTransaction } from './transaction/idempotency-transaction.js';
 
 /**
@@ -40,7 +42,9 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     },
     { provide: HANDLER_DATABASE, useExisting: TransactionHost },
     IdempotentRoutes,
+    KeyTable,
     KeyReserver,
+    KeyPartitions,
     IdempotencySweeper,
     IdempotencyTransaction,
     IdempotencyInterceptor,

@@ -31,3 +31,5 @@ export { IdempotencyTransaction } from './transaction/idempotency-transaction.js
 export { IdempotencyManager } from './transaction/idempotency-manager.decorator.js';
 export { CreateIdempotencyKeys1795996800000 } from './migrations/create-idempotency-keys.migration.js';
 export { CREATE_IDEMPOTENCY_KEYS, DROP_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys.schema.js';
+export { CreatePartitionedIdempotencyKeys1795996800000 } from './migrations/create-partitioned-idempotency-keys.migration.js';
+export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys-partitioned.schema.js';

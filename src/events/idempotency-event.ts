@@ -26,5 +26,5 @@ export type IdempotencyEvent =
       status?: number;
       durationMs: number;
     }
-  /** A sweep deleted expired rows. */
-  | { type: 'swept'; deleted: number; durationMs: number };
+  /** A sweep deleted expired rows (on the partitioned table: dropped `partitionsDropped` partitions whole). */
+  | { type: 'swept'; deleted: number; partitionsDropped?: number; durationMs: number };

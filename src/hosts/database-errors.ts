@@ -2,7 +2,7 @@
 const UNAVAILABLE_CODE = /^(08|53|57P0)|^57014$|^55P03$|^26000$|^25006$/;
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const UNAVAILABLE_MESSAGE =
-  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed/i;
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed|^no partition of relation "idempotency_keys" found for row/i;
 
 /** A serialization failure or a deadlock: the transaction lost a race, and a retry may not. */
 const CONFLICT_CODE = /^(40001|40P01)$/;
@@ -32,9 +32,10 @@ export function isRefusedByDatabase(error: unknown): boolean {
  * Whether `error` (a TypeORM `QueryFailedError`, a `pg` error or a pool error) says the database
  * is unreachable, overloaded or timed out: connection exceptions (08), insufficient resources
  * (53), shutdown (57P0x), statement timeout (57014), lock timeout (55P03), a server that only
- * reads now (25006, a primary demoted by a failover), a prepared statement
- * missing from a server session that changed under the connection (26000, a pooler), a pool that gave up
- * waiting for a connection, a dropped socket, or a QueryRunner TypeORM released when its
+ * reads now (25006, a primary demoted by a failover), a prepared statement missing from a server
+ * session that changed under the connection (26000, a pooler), no partition of the partitioned
+ * key table for the row's expiry yet (23514: the sweep that creates them is late), a pool that
+ * gave up waiting for a connection, a dropped socket, or a QueryRunner TypeORM released when its
  * connection failed (`QueryRunnerAlreadyReleasedError`, which carries no code: the module never
  * releases a held key's QueryRunner while its handler runs). Such failures are answered 503:
  * retry later.

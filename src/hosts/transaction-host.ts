@@ -93,6 +93,12 @@ export interface TransactionHost<Handle = unknown> {
    */
   runAlone(what: string, statement: Statement, bound: Bound): Promise<StatementResult>;
   /**
+   * `runAlone` for several statements sent in one message: one implicit transaction (a lock one
+   * takes is held until the last has run), in which each statement reads with a snapshot of its
+   * own; a failing statement skips the rest and rolls back what ran.
+   */
+  runTogether(what: string, statements: readonly Statement[], bound: Bound): Promise<StatementResult[]>;
+  /**
    * `runAlone` on a small pool of the module's own to the same database, which never queues
    * behind the app's requests (lease renewals and recordings).
    */

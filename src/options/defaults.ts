@@ -57,7 +57,7 @@ export const MODULE_DEFAULTS = {
   replayCache: { maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 },
   metrics: { prefix: '' },
   preparedStatements: true,
-} as const satisfies Required<Omit<IdempotencyModuleOptions, 'pool'>>;
+} as const satisfies Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval'>>;
 
 /** The defaults of the route options that do not fall back to a module option. */
 export const ROUTE_DEFAULTS = {
@@ -80,3 +80,11 @@ export const MIN_LEASE_MS = 1_000;
 
 /** Ten years: far enough for any retry, and well inside PostgreSQL's timestamps. */
 export const MAX_TTL_MS = 10 * 365 * 86_400_000;
+
+/** The default of {@link IdempotencyModuleOptions.partitionInterval}: a quarter of the ttl, at least one minute. */
+export function defaultPartitionIntervalMs(ttlMs: number): number {
+  return Math.max(60_000, Math.floor(ttlMs / 4));
+}
+
+/** The shortest partition interval: partitions are named to the second. */
+export const MIN_PARTITION_INTERVAL_MS = 1_000;

@@ -13,11 +13,19 @@ import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } fro
 @Injectable()
 export class IdempotentRoutes {
   private readonly routes = new WeakMap<object, WeakMap<object, RouteSettings | null>>();
+  private longest: number;
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly reflector: Reflector,
-  ) {}
+  ) {
+    this.longest = settings.ttlMs;
+  }
+
+  /** The longest ttl of the module and of the routes resolved so far (every route, after bootstrap). */
+  get longestTtlMs(): number {
+    return this.longest;
+  }
 
   /** The route's settings; `undefined` for a handler without `@Idempotent()` (by method or by class). */
   of(controller: Function, handler: Function): RouteSettings | undefined {
@@ -28,6 +36,7 @@ export class IdempotentRoutes {
       const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [handler, controller]);
       route = options === undefined ? null : resolveRouteOptions(this.settings, options, `${controller.name}.${handler.name}`, controller);
       routes.set(handler, route);
+      if (route && route.ttlMs > this.longest) this.longest = route.ttlMs;
     }
     return route ?? undefined;
   }

@@ -87,6 +87,15 @@ export interface IdempotencyModuleOptions {
   sweepInterval?: Duration;
   /** Rows deleted per sweeper statement. Default: `1000`. */
   sweepBatchSize?: number;
+  /**
+   * On the partitioned table (`CreatePartitionedIdempotencyKeys1795996800000`), the span of
+   * expiry times each partition holds: the sweeper drops a partition once all of it is past, so
+   * an expired key stays in the table up to this long after its expiry (treated as absent all the
+   * while), and every lookup reads one index per partition (the ttl's span over this one, plus
+   * two). Partitions start at whole multiples of it since 1970 (UTC). Ignored on the plain table.
+   * Default: a quarter of `ttl`, at least one minute.
+   */
+  partitionInterval?: Duration;
   /** How long a lease-mode holder keeps the key before a retry may take it over. Default: `'30s'`. */
   lease?: Duration;
   /**

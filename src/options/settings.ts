@@ -12,7 +12,17 @@ import {
   naming,
   oneOf,
 } from './checks.js';
-import { MAX_LEASE_MS, MAX_TIMER_MS, MAX_TTL_MS, MIN_LEASE_MS, MODULE_DEFAULTS, REPLAYED_HEADERS, ROUTE_DEFAULTS } from './defaults.js';
+import {
+  defaultPartitionIntervalMs,
+  MAX_LEASE_MS,
+  MAX_TIMER_MS,
+  MAX_TTL_MS,
+  MIN_LEASE_MS,
+  MIN_PARTITION_INTERVAL_MS,
+  MODULE_DEFAULTS,
+  REPLAYED_HEADERS,
+  ROUTE_DEFAULTS,
+} from './defaults.js';
 import type {
   CallerResolver,
   DataSourceLike,
@@ -40,6 +50,8 @@ export interface IdempotencySettings {
   maxResponseBytes: number;
   sweepIntervalMs: number;
   sweepBatchSize: number;
+  /** The span of expiry times of one partition of the partitioned table. */
+  partitionIntervalMs: number;
   leaseMs: number;
   renewLease: boolean;
   replayCache: Required<ReplayCacheOptions> | false;
@@ -87,19 +99,21 @@ export function resolveRouteOptions(
   return naming(`@Idempotent() on ${handler}`, () => routeSettings(module, { ...ROUTE_DEFAULTS, ...defined(route) }, handler, controller));
 }
 
-type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool'>> & Pick<IdempotencyModuleOptions, 'pool'>;
+type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval'>> &
+  Pick<IdempotencyModuleOptions, 'pool' | 'partitionInterval'>;
 
 function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings {
   const replayHeaders = new Set(REPLAYED_HEADERS);
   for (const name of headerNames(options.replayHeaders)) {
     if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
   }
+  const ttlMs = milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS });
   const cache = options.replayCache === false ? false : { ...MODULE_DEFAULTS.replayCache, ...defined(options.replayCache) };
   return {
     pool: aPool(options.pool),
     dataSource: options.dataSource,
     typeormAccess: oneOf(options.typeormAccess, ['auto', 'public-api'], 'typeormAccess'),
-    ttlMs: milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
+    ttlMs,
     keyFormat: aKeyFormat(options.keyFormat),
     caller: aFunction(options.caller, 'caller'),
     anonymousCallers: oneOf(options.anonymousCallers, ['reject', 'shared'], 'anonymousCallers'),
@@ -109,6 +123,10 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     maxResponseBytes: aPositiveInteger(options.maxResponseBytes, 'maxResponseBytes'),
     sweepIntervalMs: milliseconds(options.sweepInterval, 'sweepInterval', { maxMs: MAX_TIMER_MS }),
     sweepBatchSize: aPositiveInteger(options.sweepBatchSize, 'sweepBatchSize'),
+    partitionIntervalMs:
+      options.partitionInterval === undefined
+        ? defaultPartitionIntervalMs(ttlMs)
+        : milliseconds(options.partitionInterval, 'partitionInterval', { minMs: MIN_PARTITION_INTERVAL_MS, maxMs: MAX_TTL_MS }),
     leaseMs: milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
     renewLease: aBoolean(options.renewLease, 'renewLease'),
     preparedStatements: aBoolean(options.preparedStatements, 'preparedStatements'),

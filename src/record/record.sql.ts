@@ -29,6 +29,34 @@ WITH recorded AS (
 SELECT 1 / count(*)::int AS recorded FROM recorded`,
 };
 
+/**
+ * `RECORD_OUTCOME` on the partitioned table (`idempotency-keys-partitioned.schema.ts`), whose
+ * unique key holds `expires_at` and so serves no `ON CONFLICT` on the scoped key: deletes a row
+ * in the way that is `takeable` and inserts the key's row, unless a row in the way stands; then,
+ * as `RECORD_OUTCOME`, fails (a division by zero) when it wrote nothing. Sent after the key's
+ * lock, with a snapshot of its own: no other writer of the key can commit meanwhile, so the
+ * lookup is the uniqueness check. Same params.
+ */
+export const RECORD_OUTCOME_PARTITIONED: SqlStatement = {
+  name: 'nestjs_pg_idempotency_record_outcome_partitioned_v1',
+  types: RECORD_OUTCOME.types,
+  text: `
+WITH replaced AS (
+  DELETE FROM idempotency_keys AS k
+  WHERE key = $1 AND caller = $2 AND endpoint = $3 AND coalesce(${takeable('$4')}, false)
+),
+recorded AS (
+  INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
+  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond'
+  WHERE NOT EXISTS (
+    SELECT 1 FROM idempotency_keys AS k
+    WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
+  )
+  RETURNING 1
+)
+SELECT 1 / count(*)::int AS recorded FROM recorded`,
+};
+
 /** Records a lease holder's outcome, only while the row carries its fencing token. */
 export const COMPLETE_LEASE: SqlStatement = {
   name: 'nestjs_pg_idempotency_complete_lease_v2',

@@ -1,8 +1,7 @@
-import type { KeyTransaction } from '../hosts/transaction-host.js';
+import type { KeyTransaction, SqlStatement } from '../hosts/transaction-host.js';
 import type { KeyRequest } from '../reserve/reservation.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
-import { RECORD_OUTCOME } from './record.sql.js';
 
 /**
  * Transactional mode's hold: the database transaction that holds the key's advisory lock. The
@@ -17,6 +16,8 @@ export class TransactionHold implements KeyHold {
   constructor(
     private readonly transaction: KeyTransaction,
     private readonly request: KeyRequest,
+    /** The statement that writes the key's row with the outcome (`record.sql.ts`). */
+    private readonly record: SqlStatement,
   ) {}
 
   get handle(): unknown {
@@ -36,7 +37,7 @@ export class TransactionHold implements KeyHold {
     this.ended = true;
     const { scope, fingerprint, ttlMs } = this.request;
     const params = [scope.key, scope.caller, scope.endpoint, fingerprint, response.status, JSON.stringify(response.headers), response.body, ttlMs];
-    await this.transaction.commitWith([RECORD_OUTCOME, params], handlerFailed);
+    await this.transaction.commitWith([this.record, params], handlerFailed);
     return 'recorded';
   }
 

@@ -5,6 +5,7 @@ import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
 import type { KeyHold } from '../record/key-hold.js';
 import { LeaseHold } from '../record/lease-hold.js';
+import { KeyTable } from './key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
 import type { KeyRequest, Refusal, Reservation } from './reservation.js';
@@ -23,6 +24,7 @@ export class KeyReserver {
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings,
     @Inject(TransactionHost) private readonly host: TransactionHost,
+    private readonly table: KeyTable,
   ) {
     this.cache = new ReplayCache(settings.replayCache);
   }
@@ -32,12 +34,13 @@ export class KeyReserver {
     const known = this.cache.lookup(request, startedAt);
     if (known) return known;
     const { scope, fingerprint } = request;
+    const partitioned = await this.table.partitioned();
     if (route.mode === 'transactional') {
-      const found = await reserveInTransaction(this.host, request);
+      const found = await reserveInTransaction(this.host, request, partitioned);
       if (found.kind !== 'held') return this.refused(found, request, startedAt);
       return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity)) };
     }
-    const found = await reserveLease(this.host, request, route.leaseMs);
+    const found = await reserveLease(this.host, request, route.leaseMs, partitioned);
     if (found.kind !== 'reserved') return this.refused(found, request, startedAt);
     // Held here no longer than the row is: its lease, renewed, but never past its expiry, after
     // which any request may take the row over.

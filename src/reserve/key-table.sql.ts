@@ -1,3 +1,5 @@
+import type { SqlStatement } from '../hosts/transaction-host.js';
+
 /*
  * Rules over rows of `idempotency_keys`, shared by the statements that reserve, record and sweep.
  * Every reservation first takes the scoped key's 64-bit advisory lock with
@@ -21,3 +23,11 @@ export const EXPIRED = `(k.expires_at <= now() AND NOT ${LIVE_LEASE})`;
 export function takeable(fingerprint: string): string {
   return `(${EXPIRED} OR (k.state = 'in_progress' AND k.locked_until <= now() AND k.fingerprint = ${fingerprint}))`;
 }
+
+/** Whether `idempotency_keys` (as the search path finds it) is partitioned; no row when it is missing. */
+export const KEY_TABLE_KIND: SqlStatement = {
+  name: 'nestjs_pg_idempotency_key_table_kind_v1',
+  types: [],
+  whole: true,
+  text: `SELECT c.relkind = 'p' AS partitioned FROM pg_class AS c WHERE c.oid = to_regclass('idempotency_keys')`,
+};

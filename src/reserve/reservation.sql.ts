@@ -66,3 +66,38 @@ ON CONFLICT (key, caller, endpoint) DO UPDATE
   WHERE ${takeable('EXCLUDED.fingerprint')}
 RETURNING 1`,
 };
+
+/**
+ * Lease mode on the partitioned table, first of two statements sent in one message (one implicit
+ * transaction): the key's advisory lock, held until that transaction ends, or a failure (a
+ * division by zero) that skips the second statement when another request holds it.
+ */
+export const LOCK_KEY_OR_FAIL: SqlStatement = {
+  name: 'nestjs_pg_idempotency_lock_or_fail_v1',
+  types: ['bigint'],
+  text: `SELECT 1 / pg_try_advisory_xact_lock($1::bigint)::int AS locked`,
+};
+
+/**
+ * Lease mode on the partitioned table, second statement, after `LOCK_KEY_OR_FAIL` and with a
+ * snapshot of its own (so it sees a holder that committed before the lock was taken): as
+ * `RESERVE_LEASE`, deleting a `takeable` row in the way instead of updating it, and writing
+ * nothing when a row in the way stands. Params: key, caller, endpoint, fingerprint, ttl ms,
+ * lease ms, token.
+ */
+export const RESERVE_LEASE_PARTITIONED: SqlStatement = {
+  name: 'nestjs_pg_idempotency_reserve_lease_partitioned_v1',
+  types: ['varchar', 'text', 'text', 'bytea', 'bigint', 'bigint', 'bigint'],
+  text: `
+WITH replaced AS (
+  DELETE FROM idempotency_keys AS k
+  WHERE key = $1 AND caller = $2 AND endpoint = $3 AND coalesce(${takeable('$4')}, false)
+)
+INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
+SELECT $1, $2, $3, $4, now() + $6::bigint * interval '1 millisecond', $7::bigint, now() + $5::bigint * interval '1 millisecond'
+WHERE NOT EXISTS (
+  SELECT 1 FROM idempotency_keys AS k
+  WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
+)
+RETURNING 1`,
+};

@@ -1,6 +1,6 @@
 import { StatementsVanishedError } from '../hosts/pg/statement-sender.js';
-import type { KeyTransaction, TransactionHost } from '../hosts/transaction-host.js';
-import { RECORD_OUTCOME } from '../record/record.sql.js';
+import type { KeyTransaction, SqlStatement, TransactionHost } from '../hosts/transaction-host.js';
+import { RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../record/record.sql.js';
 import { TransactionHold } from '../record/transaction-hold.js';
 import { type KeyRow, keyRowParams, refusalFor } from './key-row.js';
 import type { KeyRequest, Refusal } from './reservation.js';
@@ -9,32 +9,33 @@ import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from './reservation.sql.js';
 /**
  * Transactional mode: opens the key's transaction with the key's advisory lock and a lookup of
  * its row (one round trip); the key's row is written, with the outcome, just before the commit
- * (`TransactionHold`). Unless the key is held, the transaction is already ended and its
+ * (`TransactionHold`), by `RECORD_OUTCOME`, or on the partitioned table `RECORD_OUTCOME_PARTITIONED`. Unless the key is held, the transaction is already ended and its
  * connection given back.
  */
-export function reserveInTransaction(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
-  return reserveOnce(host, request).catch((error: unknown) => {
+export function reserveInTransaction(host: TransactionHost, request: KeyRequest, partitioned: boolean): Promise<Reserved> {
+  const record = partitioned ? RECORD_OUTCOME_PARTITIONED : RECORD_OUTCOME;
+  return reserveOnce(host, request, record).catch((error: unknown) => {
     // The failed transaction was rolled back and its connection given back; the statements now go whole.
-    if (error instanceof StatementsVanishedError) return reserveOnce(host, request);
+    if (error instanceof StatementsVanishedError) return reserveOnce(host, request, record);
     throw error;
   });
 }
 
 type Reserved = { kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number });
 
-async function reserveOnce(host: TransactionHost, request: KeyRequest): Promise<Reserved> {
+async function reserveOnce(host: TransactionHost, request: KeyRequest, record: SqlStatement): Promise<Reserved> {
   const params = keyRowParams(request);
   const { transaction, results } = await host.begin(
     [
       [LOCK_KEY, [request.scope.lockId]],
       [KEY_ROW, params],
     ],
-    [FENCE_LEASE, RECORD_OUTCOME],
+    [FENCE_LEASE, record],
   );
   try {
     const [[lock], [row]] = results.map((result) => result.rows) as [[{ locked: boolean }], [KeyRow?]];
     if (lock.locked === true && (row === undefined || (row.takeable && (await takeOver(transaction, row, params))))) {
-      return { kind: 'held', hold: new TransactionHold(transaction, request) };
+      return { kind: 'held', hold: new TransactionHold(transaction, request, record) };
     }
     await transaction.end('rollback');
     return refusalFor(row, request);

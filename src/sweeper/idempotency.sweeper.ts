@@ -5,6 +5,8 @@ import { IdempotencyEvents } from '../events/idempotency-events.js';
 import { TransactionHost } from '../hosts/transaction-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../options/settings.js';
+import { KeyTable } from '../reserve/key-table.js';
+import { KeyPartitions } from './key-partitions.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
 
 /**
@@ -23,10 +25,14 @@ export interface SweepResult {
   ran: boolean;
   /** Expired rows deleted. */
   deleted: number;
+  /** On the partitioned table: partitions dropped whole (rows are never deleted one by one there). */
+  partitionsDropped?: number;
 }
 
 /**
- * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`.
+ * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`; on the partitioned
+ * table, creates partitions ahead and drops those wholly past instead (`KeyPartitions`), and at
+ * bootstrap creates the partitions the longest ttl needs before requests are served.
  * Each batch takes a PostgreSQL advisory lock for its own statement, so only one instance deletes
  * at a time, and a run that finds it taken stops (another instance is sweeping); runs never
  * overlap; shutdown waits for a run in progress to finish its batch (at most 5 s, then the batch
@@ -48,9 +54,16 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     @Inject(TransactionHost) private readonly host: TransactionHost,
     private readonly events: IdempotencyEvents,
+    private readonly table: KeyTable,
+    private readonly partitions: KeyPartitions,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    const partitioned = await this.table.partitioned().catch((error: Error) => {
+      this.logger.error(`could not look up the idempotency_keys table (the first request looks again): ${error.message}`);
+      return false;
+    });
+    if (partitioned) await this.partitions.prepare({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS });
     if (this.settings.sweepIntervalMs <= 0) return;
     this.timer = setInterval(() => {
       if (!this.running) this.sweep().catch((error: Error) => this.logger.error(`sweep failed: ${error.message}`));
@@ -74,6 +87,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async run(): Promise<SweepResult> {
+    if (await this.table.partitioned()) return this.runOnPartitions();
     const startedAt = performance.now();
     const { signal } = this.stopping;
     let ran = false;
@@ -103,5 +117,24 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
     this.events.emit({ type: 'swept', deleted, durationMs });
     return { ran: true, deleted };
+  }
+
+  private async runOnPartitions(): Promise<SweepResult> {
+    if (this.shuttingDown) return { ran: false, deleted: 0 };
+    const startedAt = performance.now();
+    const { signal } = this.stopping;
+    let maintained: { ran: boolean; dropped: number };
+    try {
+      maintained = await this.partitions.maintain({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS, signal });
+    } catch (error) {
+      if (signal.aborted) return { ran: false, deleted: 0 };
+      throw error;
+    }
+    if (!maintained.ran) return { ran: false, deleted: 0 };
+    const durationMs = performance.now() - startedAt;
+    const partitionsDropped = maintained.dropped;
+    if (partitionsDropped > 0) this.logger.log(`dropped ${partitionsDropped} expired partitions of idempotency_keys in ${Math.round(durationMs)} ms`);
+    this.events.emit({ type: 'swept', deleted: 0, partitionsDropped, durationMs });
+    return { ran: true, deleted: 0, partitionsDropped };
   }
 }

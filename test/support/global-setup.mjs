@@ -24,21 +24,30 @@ export default async function globalSetup() {
   await client.connect();
   const { rows } = await client.query('SHOW server_version');
   await client.end();
-  process.stdout.write(`\nTests run against ${database.kind}: PostgreSQL ${rows[0].server_version}\n`);
+  const table = process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? ', idempotency_keys partitioned by expiry' : '';
+  process.stdout.write(`\nTests run against ${database.kind}: PostgreSQL ${rows[0].server_version}${table}\n`);
 }
 
 async function migrate(url) {
   const { DataSource } = await import('typeorm');
-  const { CreateIdempotencyKeys1795996800000 } = await import('../../dist/esm/index.js');
+  const { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } = await import('../../dist/esm/index.js');
+  // npm run test:partitioned: the suites on the key table partitioned by expiry, in a database of their own.
+  const keyTable =
+    process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000;
   const { CreatePayments1795996800001 } = await import('../../dist/esm/demo/payments/create-payments.migration.js');
   const { CreateRefunds1795996800002 } = await import('../../dist/esm/demo/refunds/create-refunds.migration.js');
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
+    migrations: [keyTable, CreatePayments1795996800001, CreateRefunds1795996800002],
   });
   await dataSource.initialize();
   await dataSource.runMigrations();
+  // Rows the suites seed expired a moment ago have a partition, whatever partitions the apps create.
+  if (keyTable === CreatePartitionedIdempotencyKeys1795996800000) {
+    const [{ now }] = await dataSource.query("SELECT date_trunc('second', now())::text AS now");
+    await dataSource.query(`CREATE TABLE IF NOT EXISTS idempotency_keys_seeded PARTITION OF idempotency_keys FOR VALUES FROM (MINVALUE) TO ('${now}')`);
+  }
   await dataSource.destroy();
   // TypeORM keeps its decorator metadata on the global object, and Jest copies this process's
   // globals into each test environment: left here, the suites' TypeORM would find this copy's

@@ -20,6 +20,14 @@ describe('database errors', () => {
     }
   });
 
+  it('a row of the partitioned key table with no partition for its expiry yet (23514) is unavailability: the next sweep creates it', () => {
+    const missing = Object.assign(new Error('no partition of relation "idempotency_keys" found for row'), { code: '23514' });
+    for (const error of [missing, { driverError: missing }]) {
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect(isRefusedByDatabase(error)).toBe(false);
+    }
+  });
+
   it.each(['40001', '40P01'])('%s is a lost race: neither unavailability nor a refusal', (code) => {
     expect(isLostRace(typeorm(code))).toBe(true);
     expect(isDatabaseUnavailable(typeorm(code))).toBe(false);

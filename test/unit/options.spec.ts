@@ -53,6 +53,19 @@ describe('duration bounds', () => {
   });
 });
 
+describe('partitionInterval (the partitioned key table)', () => {
+  it('is a quarter of the ttl by default, at least one minute', () => {
+    expect(resolveModuleOptions({}).partitionIntervalMs).toBe(6 * 3_600_000);
+    expect(resolveModuleOptions({ ttl: '1h' }).partitionIntervalMs).toBe(900_000);
+    expect(resolveModuleOptions({ ttl: '10s' }).partitionIntervalMs).toBe(60_000);
+  });
+
+  it('takes any duration from 1 s (partitions are named to the second)', () => {
+    expect(resolveModuleOptions({ partitionInterval: '1s' }).partitionIntervalMs).toBe(1_000);
+    expect(() => resolveModuleOptions({ partitionInterval: '500ms' })).toThrow('option "partitionInterval" must be at least 1000 ms, got 500');
+  });
+});
+
 describe('options a typo would turn into another behaviour', () => {
   const module = resolveModuleOptions({});
 

@@ -10,18 +10,19 @@ export interface PooledConnection {
 }
 
 /**
- * Runs `statement` alone on a connection `connect()` takes (see `TransactionHost.runAlone`). A
+ * Runs `statements` in one message, one implicit transaction, on a connection `connect()` takes
+ * (see `TransactionHost.runAlone` and `runTogether`). A
  * connection that comes only after the statement was given up goes back to the pool unused; one
- * the statement was sent over is destroyed. A statement that vanished (`StatementsVanishedError`)
- * did not run, and the sender now sends it whole: it runs again.
+ * the statement was sent over is destroyed. Statements that vanished (`StatementsVanishedError`)
+ * did not run, and the sender now sends them whole: they run again.
  */
 export async function runBounded(
   connect: () => Promise<PooledConnection>,
   sender: StatementSender,
   what: string,
-  statement: Statement,
+  statements: readonly Statement[],
   bound: Bound,
-): Promise<StatementResult> {
+): Promise<StatementResult[]> {
   let givenUp = false;
   let client: PgClient | undefined;
   let release: (() => Promise<void> | void) | undefined;
@@ -30,11 +31,10 @@ export async function runBounded(
     release = () => connection.release();
     if (givenUp) throw new Error(`${what} was given up before it was sent`);
     client = connection.client;
-    const [result] = await sender.send(connection.client, [statement]).catch((error: unknown) => {
-      if (error instanceof StatementsVanishedError) return sender.send(connection.client, [statement]);
+    return await sender.send(connection.client, statements).catch((error: unknown) => {
+      if (error instanceof StatementsVanishedError) return sender.send(connection.client, statements);
       throw error;
     });
-    return result;
   })();
   try {
     return await givenUpAfter(what, bound, work, () => {

@@ -66,11 +66,15 @@ export class PgPoolTransactionHost implements TransactionHost<KeyClient>, Before
   }
 
   runAlone(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(() => lend(this.pool), this.sender, what, statement, bound);
+    return this.runTogether(what, [statement], bound).then(([result]) => result);
+  }
+
+  runTogether(what: string, statements: readonly Statement[], bound: Bound): Promise<StatementResult[]> {
+    return runBounded(() => lend(this.pool), this.sender, what, statements, bound);
   }
 
   runOnOwnPool(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(() => lend(this.own()), this.sender, what, statement, bound);
+    return runBounded(() => lend(this.own()), this.sender, what, [statement], bound).then(([result]) => result);
   }
 
   /** A pool of the module's own beside the app's, with its options and two connections. */

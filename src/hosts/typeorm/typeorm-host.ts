@@ -80,11 +80,15 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
   }
 
   runAlone(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(() => connectTo(this.dataSource), this.sender, what, statement, bound);
+    return this.runTogether(what, [statement], bound).then(([result]) => result);
+  }
+
+  runTogether(what: string, statements: readonly Statement[], bound: Bound): Promise<StatementResult[]> {
+    return runBounded(() => connectTo(this.dataSource), this.sender, what, statements, bound);
   }
 
   runOnOwnPool(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(async () => connectTo(await this.ownPool!.dataSource()), this.sender, what, statement, bound);
+    return runBounded(async () => connectTo(await this.ownPool!.dataSource()), this.sender, what, [statement], bound).then(([result]) => result);
   }
 }
 

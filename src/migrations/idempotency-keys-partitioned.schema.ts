@@ -1,0 +1,31 @@
+/**
+ * The DDL of the opt-in partitioned `idempotency_keys`: the same columns as the plain table
+ * (`idempotency-keys.schema.ts`), partitioned by range of `expires_at`. The module finds the kind
+ * of table at bootstrap; on this one its sweeper creates partitions ahead and drops those wholly
+ * past expiry instead of deleting rows.
+ *
+ * - The primary key holds `expires_at`, as a unique key of a partitioned table must hold its
+ *   partition key: PostgreSQL cannot keep a scoped key unique across partitions. One scoped key
+ *   has at most one row because every writer that creates or takes over a row holds the key's
+ *   advisory lock, and looks the key up, with a snapshot taken after the lock, before it writes.
+ * - No expiry index: the sweeper drops partitions, and never looks rows up by expiry.
+ * - No partition is created here: the module creates them at bootstrap and on every sweep.
+ */
+export const CREATE_PARTITIONED_IDEMPOTENCY_KEYS: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key              varchar(255) COLLATE "C" NOT NULL,
+  caller           text         COLLATE "C" NOT NULL,
+  endpoint         text         COLLATE "C" NOT NULL,
+  fingerprint      bytea        NOT NULL,
+  state            text         NOT NULL DEFAULT 'in_progress'
+                   CHECK (state IN ('in_progress', 'completed')),
+  status           smallint,
+  response_headers jsonb,
+  response_body    bytea,
+  locked_until     timestamptz,
+  lease_token      bigint,
+  created_at       timestamptz  NOT NULL DEFAULT now(),
+  expires_at       timestamptz  NOT NULL,
+  PRIMARY KEY (key, caller, endpoint, expires_at)
+) PARTITION BY RANGE (expires_at)`,
+];

@@ -1,0 +1,117 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Bound, TransactionHost } from '../hosts/transaction-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import { IdempotentRoutes } from '../options/idempotent-routes.js';
+import type { IdempotencySettings } from '../options/settings.js';
+import { type Partition, planPartitions } from './partition-plan.js';
+import { createPartitions, dropPartition, LIST_PARTITIONS, SWEEP_LOCK_TAKEN } from './partitions.sql.js';
+
+/** A lock on the table not granted within `PARTITION_LOCK_TIMEOUT_MS`. */
+const LOCK_TIMEOUT = '55P03';
+
+/**
+ * The most partitions the longest ttl may need: every lookup of a key reads one index per
+ * partition, so a partition interval far shorter than the ttl makes each request slower.
+ */
+const MAX_PARTITIONS = 200;
+
+/** How long bootstrap keeps trying to create the partitions the longest ttl needs. */
+const PREPARE_WITHIN_MS = 10_000;
+
+/** What one maintenance run did. */
+export interface PartitionsMaintained {
+  /** False when another instance held the sweep lock: it does the work. */
+  ran: boolean;
+  dropped: number;
+}
+
+/**
+ * The partitions of the partitioned `idempotency_keys`: every expiry time from now to the longest
+ * ttl and two intervals more has a partition, and partitions wholly past are dropped (one
+ * instance at a time, under the sweep lock). A step that waits for a lock on the table longer than
+ * `PARTITION_LOCK_TIMEOUT_MS` is given up and tried again at the next sweep; a partition that
+ * stays past for a whole interval more is logged.
+ */
+@Injectable()
+export class KeyPartitions {
+  private readonly logger = new Logger('IdempotencySweeper');
+
+  constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    @Inject(TransactionHost) private readonly host: TransactionHost,
+    private readonly routes: IdempotentRoutes,
+  ) {}
+
+  /**
+   * At bootstrap: creates the partitions the longest ttl needs from now, waiting for another
+   * instance that holds the sweep lock. Fails when the longest ttl needs more than 200 partitions,
+   * when they are still missing after 10 s, or when the database refuses to create them (the
+   * app's role must own `idempotency_keys`).
+   */
+  async prepare(bound: Bound): Promise<void> {
+    const { partitionIntervalMs } = this.settings;
+    const needed = Math.ceil(this.routes.longestTtlMs / partitionIntervalMs) + 2;
+    if (needed > MAX_PARTITIONS) {
+      throw new IdempotencyConfigurationError(
+        `partitionInterval (${partitionIntervalMs} ms) is too short for the longest ttl (${this.routes.longestTtlMs} ms): it needs ` +
+          `${needed} partitions, and every lookup reads each of them; set partitionInterval to at least ` +
+          `${Math.ceil(this.routes.longestTtlMs / (MAX_PARTITIONS - 2))} ms`,
+      );
+    }
+    const deadline = Date.now() + PREPARE_WITHIN_MS;
+    for (;;) {
+      await this.maintain(bound, false);
+      const { nowMs, partitions } = await this.list(bound);
+      if (planPartitions(partitions, nowMs, this.settings.partitionIntervalMs, this.routes.longestTtlMs).create.length === 0) return;
+      if (Date.now() > deadline) {
+        throw new IdempotencyConfigurationError(
+          `the partitions of idempotency_keys for the next ${this.routes.longestTtlMs} ms are still missing after ${PREPARE_WITHIN_MS} ms: ` +
+            `another instance held the sweep lock, or open transactions on the table held its lock, all that time`,
+        );
+      }
+      await sleep(200);
+    }
+  }
+
+  /** Creates the partitions ahead and, with `drop`, drops those wholly past. */
+  async maintain(bound: Bound, drop = true): Promise<PartitionsMaintained> {
+    const intervalMs = this.settings.partitionIntervalMs;
+    const { nowMs, partitions } = await this.list(bound);
+    const plan = planPartitions(partitions, nowMs, intervalMs, this.routes.longestTtlMs + 2 * intervalMs);
+    try {
+      if (plan.create.length > 0) await this.host.runAlone('creating partitions', [createPartitions(plan.create), []], bound);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
+      if ((error as { code?: unknown }).code !== LOCK_TIMEOUT) throw error;
+    }
+    if (!drop || plan.drop.length === 0) return { ran: true, dropped: 0 };
+    for (const name of plan.drop) {
+      try {
+        await this.host.runAlone('dropping a partition', [dropPartition(name), []], bound);
+      } catch (error) {
+        if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
+        if ((error as { code?: unknown }).code !== LOCK_TIMEOUT) throw error;
+        this.reportLongPast(partitions.find((partition) => partition.name === name)!, nowMs);
+      }
+    }
+    const left = new Set((await this.list(bound)).partitions.map(({ name }) => name));
+    return { ran: true, dropped: plan.drop.filter((name) => !left.has(name)).length };
+  }
+
+  private async list(bound: Bound): Promise<{ nowMs: number; partitions: Partition[] }> {
+    const { rows } = await this.host.runAlone('listing partitions', [LIST_PARTITIONS, []], bound);
+    return { nowMs: rows[0].now_ms, partitions: rows[0].partitions };
+  }
+
+  /** Logs a partition whose drop keeps waiting for a lock a whole interval after it was past. */
+  private reportLongPast({ name, toMs }: Partition, nowMs: number): void {
+    if (toMs !== null && toMs <= nowMs - this.settings.partitionIntervalMs) {
+      this.logger.warn(
+        `partition ${name} of idempotency_keys is past but could not be dropped: its ACCESS EXCLUSIVE lock waited more than ` +
+          `the limit behind open transactions on the table; the next sweep tries again`,
+      );
+    }
+  }
+}
