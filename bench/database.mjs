@@ -3,15 +3,18 @@
 // embedded PostgreSQL. Migrations run once here, before any server starts.
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { CreateIdempotencyKeys1795996800000 } from '../dist/esm/index.js';
+import { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } from '../dist/esm/index.js';
 import { CreatePayments1795996800001 } from '../dist/esm/demo/payments/create-payments.migration.js';
 import { CreateRefunds1795996800002 } from '../dist/esm/demo/refunds/create-refunds.migration.js';
 
-/** Starts (or connects to) PostgreSQL and migrates it: `{ url, kind, version, sql, stop }`. */
-export async function startDatabase() {
+/**
+ * Starts (or connects to) PostgreSQL and migrates it: `{ url, kind, version, sql, stop }`;
+ * `keyTable: 'partitioned'`: idempotency_keys partitioned by expiry.
+ */
+export async function startDatabase({ keyTable = 'plain' } = {}) {
   const database = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : await embedded();
   try {
-    await migrate(database.url);
+    await migrate(database.url, keyTable === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000);
     const pool = new pg.Pool({ connectionString: database.url, max: 2 });
     // An idle connection the server ends (shutdown, a terminated backend) must not crash the bench.
     pool.on('error', (error) => process.stderr.write(`bench: idle PostgreSQL connection: ${error.message}\n`));
@@ -68,11 +71,11 @@ async function scratchDatabase(url) {
   };
 }
 
-async function migrate(url) {
+async function migrate(url, keyTable) {
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
+    migrations: [keyTable, CreatePayments1795996800001, CreateRefunds1795996800002],
   });
   await dataSource.initialize();
   try {

@@ -13,7 +13,6 @@ const SUITES = [
   'test/e2e/hosts.spec.ts',
   'test/e2e/failure-policy.spec.ts',
   'test/e2e/lease-mode.spec.ts',
-  'test/e2e/lease-renewal.spec.ts',
   'test/e2e/wait-mode.spec.ts',
   'test/e2e/short-ttl.spec.ts',
   'test/e2e/scope.spec.ts',
