@@ -93,11 +93,12 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     let ran = false;
     let deleted = 0;
     let batch = 0;
+    let last: string | null = null;
     do {
       if (this.shuttingDown) break;
-      let result: { locked: boolean; deleted: number };
+      let result: { locked: boolean; deleted: number; last: string | null };
       try {
-        const answer = await this.host.runAlone('a sweep statement', [SWEEP_BATCH, [this.settings.sweepBatchSize, SWEEP_LOCK_ID]], {
+        const answer = await this.host.runAlone('a sweep statement', [SWEEP_BATCH, [this.settings.sweepBatchSize, SWEEP_LOCK_ID, last]], {
           timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS,
           signal,
         });
@@ -111,6 +112,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
       ran = true;
       batch = result.deleted;
       deleted += batch;
+      last = result.last ?? last;
     } while (batch === this.settings.sweepBatchSize);
     if (!ran) return { ran: false, deleted: 0 };
     const durationMs = performance.now() - startedAt;

@@ -6,14 +6,19 @@ export const SWEEP_LOCK_ID = '7493712083646152801';
 
 /**
  * Deletes one batch of expired rows ($1 at most), if the sweep lock ($2) is free; rows a
- * reservation holds are skipped, never waited on. The lock is transaction-level, taken and let go
+ * reservation holds are skipped, never waited on. $3: where the run's previous batch ended (its
+ * `last` expiry, or NULL): the batch reads the expiry index from there, not from its start, where
+ * the rows earlier batches deleted still have their index entries until vacuum (each batch
+ * stepping over all of them would make a sweep's time grow with the square of its rows). A row
+ * before that point that a reservation held is left to the next run. The lock is transaction-level, taken and let go
  * within this one autocommit statement: it cannot outlive the batch, not even when the
  * connection dies without a word (the server still commits, and lets go), nor change server
- * sessions behind a pooler in transaction mode. Returns `locked` and `deleted`.
+ * sessions behind a pooler in transaction mode. Returns `locked`, `deleted` and `last` (the
+ * latest expiry deleted, as text).
  */
 export const SWEEP_BATCH: SqlStatement = {
-  name: 'nestjs_pg_idempotency_sweep_v1',
-  types: ['int', 'bigint'],
+  name: 'nestjs_pg_idempotency_sweep_v2',
+  types: ['int', 'bigint', 'timestamptz'],
   whole: true,
   text: `
 WITH sweep_lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock($2::bigint) AS locked),
@@ -21,13 +26,14 @@ swept AS (
   DELETE FROM idempotency_keys
   WHERE (SELECT locked FROM sweep_lock) AND ctid = ANY (ARRAY(
     SELECT ctid FROM idempotency_keys AS k
-    WHERE ${EXPIRED}
+    WHERE ${EXPIRED} AND k.expires_at >= coalesce($3::timestamptz, '-infinity')
     ORDER BY expires_at
     LIMIT $1
     FOR UPDATE SKIP LOCKED
   )) AND expires_at <= now() AND NOT (state = 'in_progress' AND locked_until > now())
-  RETURNING 1
+  RETURNING expires_at
 )
-SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::int AS deleted`,
+SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::int AS deleted,
+       (SELECT max(expires_at) FROM swept)::text AS last`,
 };
 

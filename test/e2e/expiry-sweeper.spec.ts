@@ -67,7 +67,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       await sweeper.connect();
       try {
         await sweeper.query('BEGIN');
-        expect((await sweeper.query(SWEEP_BATCH.text, [1000, SWEEP_LOCK_ID])).rows[0].deleted).toBeGreaterThanOrEqual(1);
+        expect((await sweeper.query(SWEEP_BATCH.text, [1000, SWEEP_LOCK_ID, null])).rows[0].deleted).toBeGreaterThanOrEqual(1);
         const request = send(`${lab.url}/lab/twin`, { key, caller, body: {} });
         await until(async () => {
           // The recording, prepared (EXECUTE …record_outcome…) or sent whole (behind a pooler).

@@ -123,6 +123,23 @@ describe('the key table partitioned by expiry', () => {
         expect(await keyRows(caller)).toHaveLength(0);
       });
 
+      it('a key whose expiry has no partition yet (sweeps stopped, the partitions ahead ran out) is a 503 with Retry-After, nothing kept; the next sweep mends it', async () => {
+        await dropOwnPartitions();
+        const caller = newCaller();
+        const key = newKey();
+        const refused = await send(`${a.url}/partitioned/tx`, { key, caller, body: {} });
+        expect({ status: refused.status, type: refused.json?.type, retryAfter: refused.headers['retry-after'] }).toEqual({
+          status: 503,
+          type: 'urn:nestjs-pg-idempotency:store-unavailable',
+          retryAfter: expect.any(String),
+        });
+        expect(await keyRows(caller)).toEqual([]);
+        await a.app.get(IdempotencySweeper).sweep();
+        const retried = await send(`${a.url}/partitioned/tx`, { key, caller, body: {} });
+        expect(retried.status).toBe(201);
+        expect(await keyRows(caller)).toHaveLength(1);
+      });
+
       it('two instances sweeping at once: each past partition is dropped once, by one of them, and nothing fails', async () => {
         await a.app.get(IdempotencySweeper).sweep();
         await sleep(2_200);
