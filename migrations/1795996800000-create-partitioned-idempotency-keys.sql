@@ -19,3 +19,5 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   expires_at       timestamptz  NOT NULL,
   PRIMARY KEY (key, caller, endpoint, expires_at)
 ) PARTITION BY RANGE (expires_at);
+
+CREATE INDEX IF NOT EXISTS idempotency_keys_leases_idx ON idempotency_keys (locked_until) WHERE state = 'in_progress';

@@ -8,7 +8,9 @@
  *   partition key: PostgreSQL cannot keep a scoped key unique across partitions. One scoped key
  *   has at most one row because every writer that creates or takes over a row holds the key's
  *   advisory lock, and looks the key up, with a snapshot taken after the lock, before it writes.
- * - No expiry index: the sweeper drops partitions, and never looks rows up by expiry.
+ * - No expiry index: the sweeper drops partitions, and never looks rows up by expiry. A partial
+ *   index of the rows of running leases lets it find, without reading a partition, whether a
+ *   lease in it still runs (transactional mode's rows, written completed, are not in it).
  * - No partition is created here: the module creates them at bootstrap and on every sweep.
  */
 export const CREATE_PARTITIONED_IDEMPOTENCY_KEYS: readonly string[] = [
@@ -28,4 +30,5 @@ export const CREATE_PARTITIONED_IDEMPOTENCY_KEYS: readonly string[] = [
   expires_at       timestamptz  NOT NULL,
   PRIMARY KEY (key, caller, endpoint, expires_at)
 ) PARTITION BY RANGE (expires_at)`,
+  `CREATE INDEX IF NOT EXISTS idempotency_keys_leases_idx ON idempotency_keys (locked_until) WHERE state = 'in_progress'`,
 ];

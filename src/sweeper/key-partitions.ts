@@ -6,7 +6,7 @@ import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../options/idempotent-routes.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { type Partition, planPartitions } from './partition-plan.js';
-import { createPartitions, dropPartition, LIST_PARTITIONS, SWEEP_LOCK_TAKEN } from './partitions.sql.js';
+import { createPartitions, detachPartition, dropDetached, LIST_DETACHED, LIST_PARTITIONS, SWEEP_LOCK_TAKEN } from './partitions.sql.js';
 
 /** A lock on the table not granted within `PARTITION_LOCK_TIMEOUT_MS`. */
 const LOCK_TIMEOUT = '55P03';
@@ -29,8 +29,8 @@ export interface PartitionsMaintained {
 
 /**
  * The partitions of the partitioned `idempotency_keys`: every expiry time from now to the longest
- * ttl and two intervals more has a partition, and partitions wholly past are dropped (one
- * instance at a time, under the sweep lock). A step that waits for a lock on the table longer than
+ * ttl and two intervals more has a partition, and partitions wholly past are detached, then
+ * dropped (one instance at a time, under the sweep lock). A step that waits for a lock on the table longer than
  * `PARTITION_LOCK_TIMEOUT_MS` is given up and tried again at the next sweep; a partition that
  * stays past for a whole interval more is logged.
  */
@@ -75,7 +75,10 @@ export class KeyPartitions {
     }
   }
 
-  /** Creates the partitions ahead and, with `drop`, drops those wholly past. */
+  /**
+   * Creates the partitions ahead and, with `drop`, detaches those wholly past and drops every
+   * detached one (those of a sweep that stopped between the two as well): `dropped` counts them.
+   */
   async maintain(bound: Bound, drop = true): Promise<PartitionsMaintained> {
     const intervalMs = this.settings.partitionIntervalMs;
     const { nowMs, partitions } = await this.list(bound);
@@ -86,18 +89,27 @@ export class KeyPartitions {
       if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
       if ((error as { code?: unknown }).code !== LOCK_TIMEOUT) throw error;
     }
-    if (!drop || plan.drop.length === 0) return { ran: true, dropped: 0 };
+    if (!drop) return { ran: true, dropped: 0 };
     for (const name of plan.drop) {
       try {
-        await this.host.runAlone('dropping a partition', [dropPartition(name), []], bound);
+        await this.host.runAlone('detaching a partition', [detachPartition(name), []], bound);
       } catch (error) {
         if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
         if ((error as { code?: unknown }).code !== LOCK_TIMEOUT) throw error;
         this.reportLongPast(partitions.find((partition) => partition.name === name)!, nowMs);
       }
     }
-    const left = new Set((await this.list(bound)).partitions.map(({ name }) => name));
-    return { ran: true, dropped: plan.drop.filter((name) => !left.has(name)).length };
+    const { rows } = await this.host.runAlone('listing detached partitions', [LIST_DETACHED, []], bound);
+    const detached: string[] = rows[0].names;
+    for (const name of detached) {
+      try {
+        await this.host.runAlone('dropping a detached partition', [dropDetached(name), []], bound);
+      } catch (error) {
+        if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
+        throw error;
+      }
+    }
+    return { ran: true, dropped: detached.length };
   }
 
   private async list(bound: Bound): Promise<{ nowMs: number; partitions: Partition[] }> {

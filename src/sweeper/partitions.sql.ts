@@ -33,6 +33,21 @@ FROM (
 ) AS p`,
 };
 
+/**
+ * Tables the module named as its partitions that are no longer attached to `idempotency_keys`: a
+ * partition detached by a sweep that stopped before it dropped it.
+ */
+export const LIST_DETACHED: SqlStatement = {
+  name: 'nestjs_pg_idempotency_list_detached_v1',
+  types: [],
+  whole: true,
+  text: `
+SELECT coalesce(json_agg(c.relname), '[]') AS names
+FROM pg_class AS c
+WHERE c.relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass('idempotency_keys'))
+  AND c.relkind = 'r' AND NOT c.relispartition AND c.relname ~ '^idempotency_keys_p[0-9]{8}t[0-9]{6}$'`,
+};
+
 /** The SQLSTATE of a maintenance step that found the sweep lock taken (another instance sweeps). */
 export const SWEEP_LOCK_TAKEN = 'IK001';
 
@@ -82,17 +97,31 @@ export function createPartitions(partitions: readonly Partition[]): SqlStatement
 }
 
 /**
- * Drops the partition `name` unless a lease in it still runs, under an ACCESS EXCLUSIVE lock on
- * `idempotency_keys` held for this transaction only: the catalogue change, no row written.
+ * Detaches the partition `name` unless a lease in it still runs (found through the partial index of
+ * running leases, under a SHARE lock on the partition that keeps writers out of it meanwhile),
+ * under an ACCESS EXCLUSIVE lock on `idempotency_keys` held for this transaction only: a
+ * catalogue change. The detached table is dropped by `dropDetached`, in a transaction of its own,
+ * where removing its files keeps no request waiting.
  */
-export function dropPartition(name: string): SqlStatement {
+export function detachPartition(name: string): SqlStatement {
   return maintenance(
-    'nestjs_pg_idempotency_drop_partition',
+    'nestjs_pg_idempotency_detach_partition',
     `  part := to_regclass(format('%I.%I', schema, '${name}'));
   IF part IS NULL THEN RETURN; END IF;
-  EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
+  EXECUTE format('LOCK TABLE %s IN SHARE MODE', part);
   EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s AS k WHERE k.state = %L AND k.locked_until > now())', part, 'in_progress') INTO live;
   IF live THEN RETURN; END IF;
+  EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
+  EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, part);`,
+  );
+}
+
+/** Drops the table `name` if it is one of the module's partitions detached from `idempotency_keys`. */
+export function dropDetached(name: string): SqlStatement {
+  return maintenance(
+    'nestjs_pg_idempotency_drop_detached',
+    `  part := to_regclass(format('%I.%I', schema, '${name}'));
+  IF part IS NULL OR (SELECT relispartition FROM pg_class WHERE oid = part) THEN RETURN; END IF;
   EXECUTE format('DROP TABLE %s', part);`,
   );
 }
