@@ -97,10 +97,11 @@ export function createPartitions(partitions: readonly Partition[]): SqlStatement
 }
 
 /**
- * Detaches the partition `name` unless a lease in it still runs (found through the partial index of
- * running leases, under a SHARE lock on the partition that keeps writers out of it meanwhile),
- * under an ACCESS EXCLUSIVE lock on `idempotency_keys` held for this transaction only: a
- * catalogue change. The detached table is dropped by `dropDetached`, in a transaction of its own,
+ * Under an ACCESS EXCLUSIVE lock on `idempotency_keys` held for this transaction only, detaches
+ * the partition `name` unless a lease in it still runs (found through the partial index of running
+ * leases, not by reading the partition): a catalogue change. The lock on the table comes first:
+ * every request's statements lock every partition (a lookup by key cannot prune them), so a lock
+ * on the partition taken first would wait on them while they wait on it. The detached table is dropped by `dropDetached`, in a transaction of its own,
  * where removing its files keeps no request waiting.
  */
 export function detachPartition(name: string): SqlStatement {
@@ -108,10 +109,9 @@ export function detachPartition(name: string): SqlStatement {
     'nestjs_pg_idempotency_detach_partition',
     `  part := to_regclass(format('%I.%I', schema, '${name}'));
   IF part IS NULL THEN RETURN; END IF;
-  EXECUTE format('LOCK TABLE %s IN SHARE MODE', part);
+  EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
   EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s AS k WHERE k.state = %L AND k.locked_until > now())', part, 'in_progress') INTO live;
   IF live THEN RETURN; END IF;
-  EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
   EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, part);`,
   );
 }
