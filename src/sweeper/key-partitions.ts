@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Bound, TransactionHost } from '../hosts/transaction-host.js';
+import { type Bound, type SqlStatement, TransactionHost } from '../hosts/transaction-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../options/idempotent-routes.js';
@@ -16,6 +16,9 @@ const LOCK_TIMEOUT = '55P03';
  * partition, so a partition interval far shorter than the ttl makes each request slower.
  */
 const MAX_PARTITIONS = 200;
+
+/** A run that found the sweep lock taken: another instance does the work. */
+const NOT_RAN = { ran: false, dropped: 0 } as const;
 
 /** How long bootstrap keeps trying to create the partitions the longest ttl needs. */
 const PREPARE_WITHIN_MS = 10_000;
@@ -83,33 +86,37 @@ export class KeyPartitions {
     const intervalMs = this.settings.partitionIntervalMs;
     const { nowMs, partitions } = await this.list(bound);
     const plan = planPartitions(partitions, nowMs, intervalMs, this.routes.longestTtlMs + 2 * intervalMs);
-    try {
-      if (plan.create.length > 0) await this.host.runAlone('creating partitions', [createPartitions(plan.create), []], bound);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
-      if ((error as { code?: unknown }).code !== LOCK_TIMEOUT) throw error;
-    }
+    if (plan.create.length > 0 && (await this.step('creating partitions', createPartitions(plan.create), bound)) === 'taken') return NOT_RAN;
     if (!drop) return { ran: true, dropped: 0 };
     for (const name of plan.drop) {
-      try {
-        await this.host.runAlone('detaching a partition', [detachPartition(name), []], bound);
-      } catch (error) {
-        if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
-        if ((error as { code?: unknown }).code !== LOCK_TIMEOUT) throw error;
-        this.reportLongPast(partitions.find((partition) => partition.name === name)!, nowMs);
-      }
+      const done = await this.step('detaching a partition', detachPartition(name), bound);
+      if (done === 'taken') return NOT_RAN;
+      if (done === 'waited') this.reportLongPast(partitions.find((partition) => partition.name === name)!, nowMs);
     }
     const { rows } = await this.host.runAlone('listing detached partitions', [LIST_DETACHED, []], bound);
-    const detached: string[] = rows[0].names;
-    for (const name of detached) {
-      try {
-        await this.host.runAlone('dropping a detached partition', [dropDetached(name), []], bound);
-      } catch (error) {
-        if ((error as { code?: unknown }).code === SWEEP_LOCK_TAKEN) return { ran: false, dropped: 0 };
-        throw error;
-      }
+    let dropped = 0;
+    for (const name of rows[0].names as string[]) {
+      const done = await this.step('dropping a detached partition', dropDetached(name), bound);
+      if (done === 'taken') return NOT_RAN;
+      if (done === 'done') dropped++;
     }
-    return { ran: true, dropped: detached.length };
+    return { ran: true, dropped };
+  }
+
+  /**
+   * Runs one maintenance step: `taken` when another instance holds the sweep lock, `waited` when a
+   * lock on the table was not granted within `PARTITION_LOCK_TIMEOUT_MS` (the next sweep tries again).
+   */
+  private async step(what: string, statement: SqlStatement, bound: Bound): Promise<'done' | 'waited' | 'taken'> {
+    try {
+      await this.host.runAlone(what, [statement, []], bound);
+      return 'done';
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (code === SWEEP_LOCK_TAKEN) return 'taken';
+      if (code === LOCK_TIMEOUT) return 'waited';
+      throw error;
+    }
   }
 
   private async list(bound: Bound): Promise<{ nowMs: number; partitions: Partition[] }> {
