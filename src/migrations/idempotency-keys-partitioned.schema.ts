@@ -1,3 +1,5 @@
+import { KEY_TABLE_COLUMNS } from './idempotency-keys.schema.js';
+
 /**
  * The DDL of the opt-in partitioned `idempotency_keys`: the same columns as the plain table
  * (`idempotency-keys.schema.ts`), partitioned by range of `expires_at`. The module finds the kind
@@ -15,19 +17,7 @@
  */
 export const CREATE_PARTITIONED_IDEMPOTENCY_KEYS: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS idempotency_keys (
-  key              varchar(255) COLLATE "C" NOT NULL,
-  caller           text         COLLATE "C" NOT NULL,
-  endpoint         text         COLLATE "C" NOT NULL,
-  fingerprint      bytea        NOT NULL,
-  state            text         NOT NULL DEFAULT 'in_progress'
-                   CHECK (state IN ('in_progress', 'completed')),
-  status           smallint,
-  response_headers jsonb,
-  response_body    bytea,
-  locked_until     timestamptz,
-  lease_token      bigint,
-  created_at       timestamptz  NOT NULL DEFAULT now(),
-  expires_at       timestamptz  NOT NULL,
+${KEY_TABLE_COLUMNS},
   PRIMARY KEY (key, caller, endpoint, expires_at)
 ) PARTITION BY RANGE (expires_at)`,
   `CREATE INDEX IF NOT EXISTS idempotency_keys_leases_idx ON idempotency_keys (locked_until) WHERE state = 'in_progress'`,

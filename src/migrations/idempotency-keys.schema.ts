@@ -13,9 +13,8 @@
  *   key's advisory lock is what marks it in flight).
  * - `locked_until` and `lease_token` serve lease mode (a committed in-flight reservation).
  */
-export const CREATE_IDEMPOTENCY_KEYS: readonly string[] = [
-  `CREATE TABLE IF NOT EXISTS idempotency_keys (
-  key              varchar(255) COLLATE "C" NOT NULL,
+/** The columns of `idempotency_keys`, plain or partitioned (`idempotency-keys-partitioned.schema.ts`). */
+export const KEY_TABLE_COLUMNS = `  key              varchar(255) COLLATE "C" NOT NULL,
   caller           text         COLLATE "C" NOT NULL,
   endpoint         text         COLLATE "C" NOT NULL,
   fingerprint      bytea        NOT NULL,
@@ -27,7 +26,11 @@ export const CREATE_IDEMPOTENCY_KEYS: readonly string[] = [
   locked_until     timestamptz,
   lease_token      bigint,
   created_at       timestamptz  NOT NULL DEFAULT now(),
-  expires_at       timestamptz  NOT NULL,
+  expires_at       timestamptz  NOT NULL`;
+
+export const CREATE_IDEMPOTENCY_KEYS: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS idempotency_keys (
+${KEY_TABLE_COLUMNS},
   PRIMARY KEY (key, caller, endpoint)
 )`,
   `CREATE INDEX IF NOT EXISTS idempotency_keys_expires_at_idx ON idempotency_keys (expires_at)`,
