@@ -8,7 +8,7 @@ const UNAVAILABLE_MESSAGE =
 const CONFLICT_CODE = /^(40001|40P01)$/;
 
 /** The SQLSTATE of a `pg` error, or of the driver error a TypeORM `QueryFailedError` carries. */
-function sqlState(error: unknown): unknown {
+export function sqlState(error: unknown): unknown {
   return ((error as { driverError?: { code?: unknown } })?.driverError ?? (error as { code?: unknown }))?.code;
 }
 

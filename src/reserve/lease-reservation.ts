@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { TransactionHost } from '../hosts/transaction-host.js';
+import { sqlState } from '../hosts/database-errors.js';
+import type { Bound, TransactionHost } from '../hosts/transaction-host.js';
 import { type KeyRow, keyRowParams, refusalFor } from './key-row.js';
 import type { KeyRequest, Refusal } from './reservation.js';
 import { KEY_ROW, LOCK_KEY_OR_FAIL, RESERVE_LEASE, RESERVE_LEASE_PARTITIONED } from './reservation.sql.js';
@@ -39,12 +40,12 @@ export async function reserveLease(
 const LOCK_TAKEN = '22012';
 
 /** Whether the partitioned table's lease reservation wrote the key's row (false: the lock or a row was in the way). */
-async function reservePartitioned(host: TransactionHost, params: unknown[], lockId: string, bound: { timeoutMs: number }): Promise<boolean> {
+async function reservePartitioned(host: TransactionHost, params: unknown[], lockId: string, bound: Bound): Promise<boolean> {
   try {
     const [, reserved] = await host.runTogether('reserving the key', [[LOCK_KEY_OR_FAIL, [lockId]], [RESERVE_LEASE_PARTITIONED, params]], bound);
     return reserved.rows.length === 1;
   } catch (error) {
-    if ((error as { code?: unknown }).code === LOCK_TAKEN) return false;
+    if (sqlState(error) === LOCK_TAKEN) return false;
     throw error;
   }
 }

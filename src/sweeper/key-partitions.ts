@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sqlState } from '../hosts/database-errors.js';
 import { type Bound, type SqlStatement, TransactionHost } from '../hosts/transaction-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
@@ -112,7 +113,7 @@ export class KeyPartitions {
       await this.host.runAlone(what, [statement, []], bound);
       return 'done';
     } catch (error) {
-      const code = (error as { code?: unknown }).code;
+      const code = sqlState(error);
       if (code === SWEEP_LOCK_TAKEN) return 'taken';
       if (code === LOCK_TIMEOUT) return 'waited';
       throw error;
