@@ -9,17 +9,20 @@ import { KeyTable } from './key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
 import type { KeyRequest, Refusal, Reservation } from './reservation.js';
+import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';
 import { reserveInTransaction } from './transactional-reservation.js';
 
 /**
  * Reserves keys in the route's mode, asking this instance's replay cache first: a completed
  * outcome or a key held here is answered without a round trip, and what PostgreSQL answers is
- * remembered. Expiries are measured from the time taken before the reservation, so they never
- * outlast the row's.
+ * remembered. A request whose key this instance is reserving already waits for that reservation
+ * and takes its refusal when the payload is the same (else it asks again). Expiries are measured
+ * from the time taken before the reservation, so they never outlast the row's.
  */
 @Injectable()
 export class KeyReserver {
   private readonly cache: ReplayCache;
+  private readonly inFlight = new ReservationsInFlight();
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings,
@@ -30,9 +33,19 @@ export class KeyReserver {
   }
 
   async reserve(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
-    const startedAt = performance.now();
-    const known = this.cache.lookup(request, startedAt);
+    const known = this.cache.lookup(request, performance.now());
     if (known) return known;
+    const inFlight = this.inFlight.of(request.scope);
+    if (inFlight) {
+      const answer = await inFlight;
+      const learned = this.cache.lookup(request, performance.now()) ?? sharedRefusal(answer, request.fingerprint);
+      if (learned) return learned;
+    }
+    return this.inFlight.lead(request, () => this.reserveInDatabase(request, route));
+  }
+
+  private async reserveInDatabase(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
+    const startedAt = performance.now();
     const { scope, fingerprint } = request;
     const partitioned = await this.table.partitioned();
     if (route.mode === 'transactional') {
