@@ -2,7 +2,15 @@
 const UNAVAILABLE_CODE = /^(08|53|57P0)|^57014$|^55P03$|^26000$|^25006$/;
 const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 const UNAVAILABLE_MESSAGE =
-  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed|^no partition of relation "idempotency_keys" found for row/i;
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed/i;
+
+/**
+ * A row of the key table with no partition for its expiry (23514, as a CHECK violation, but
+ * naming the table and no constraint): told by its fields, whatever the server's `lc_messages`.
+ */
+function isMissingPartition({ code, table, constraint }: { code?: unknown; table?: unknown; constraint?: unknown }): boolean {
+  return code === '23514' && table === 'idempotency_keys' && constraint === undefined;
+}
 
 /** A serialization failure or a deadlock: the transaction lost a race, and a retry may not. */
 const CONFLICT_CODE = /^(40001|40P01)$/;
@@ -45,5 +53,6 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const cause = (error as { driverError?: unknown })?.driverError ?? error;
   const { code, message } = (cause ?? {}) as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && (UNAVAILABLE_CODE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+  if (isMissingPartition(cause ?? {})) return true;
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
 }

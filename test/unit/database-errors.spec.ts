@@ -20,12 +20,25 @@ describe('database errors', () => {
     }
   });
 
-  it('a row of the partitioned key table with no partition for its expiry yet (23514) is unavailability: the next sweep creates it', () => {
-    const missing = Object.assign(new Error('no partition of relation "idempotency_keys" found for row'), { code: '23514' });
-    for (const error of [missing, { driverError: missing }]) {
+  it('a row of the partitioned key table with no partition for its expiry yet (23514) is unavailability, in any lc_messages: the next sweep creates it', () => {
+    // PostgreSQL names the table and no constraint; the message text depends on the server's lc_messages.
+    const fields = { code: '23514', table: 'idempotency_keys', schema: 'public' };
+    const english = Object.assign(new Error('no partition of relation "idempotency_keys" found for row'), fields);
+    const german = Object.assign(new Error('keine Partition von Relation »idempotency_keys« für die Zeile gefunden'), fields);
+    for (const error of [english, { driverError: english }, german, { driverError: german }]) {
       expect(isDatabaseUnavailable(error)).toBe(true);
       expect(isRefusedByDatabase(error)).toBe(false);
     }
+  });
+
+  it('a CHECK constraint of the key table (23514 naming a constraint) stays a refusal', () => {
+    const check = Object.assign(new Error('new row for relation "idempotency_keys" violates check constraint "idempotency_keys_state_check"'), {
+      code: '23514',
+      table: 'idempotency_keys',
+      constraint: 'idempotency_keys_state_check',
+    });
+    expect(isDatabaseUnavailable(check)).toBe(false);
+    expect(isRefusedByDatabase(check)).toBe(true);
   });
 
   it.each(['40001', '40P01'])('%s is a lost race: neither unavailability nor a refusal', (code) => {
