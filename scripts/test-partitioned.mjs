@@ -9,6 +9,7 @@ import pg from 'pg';
 const SUITES = [
   'test/partitioned/',
   'test/e2e/concurrency.spec.ts',
+  'test/e2e/duplicate-storm.spec.ts',
   'test/e2e/replay.spec.ts',
   'test/e2e/hosts.spec.ts',
   'test/e2e/failure-policy.spec.ts',

@@ -16,7 +16,7 @@ import { reserveInTransaction } from './transactional-reservation.js';
  * Reserves keys in the route's mode, asking this instance's replay cache first: a completed
  * outcome or a key held here is answered without a round trip, and what PostgreSQL answers is
  * remembered. A request whose key this instance is reserving already waits for that reservation
- * and takes its refusal when the payload is the same (else it asks again). Expiries are measured
+ * and takes its refusal when the payload is the same (`ReservationsInFlight`). Expiries are measured
  * from the time taken before the reservation, so they never outlast the row's.
  */
 @Injectable()
@@ -35,11 +35,13 @@ export class KeyReserver {
   async reserve(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
     const known = this.cache.lookup(request, performance.now());
     if (known) return known;
-    const inFlight = this.inFlight.of(request.scope);
-    if (inFlight) {
+    // Wait on the reservation of this key in flight here, if any, and on the next one while each
+    // settles with an answer for another payload; one that failed or took too long ends the wait.
+    for (let inFlight = this.inFlight.of(request.scope); inFlight; inFlight = this.inFlight.of(request.scope)) {
       const answer = await inFlight;
       const learned = this.cache.lookup(request, performance.now()) ?? sharedRefusal(answer, request.fingerprint);
       if (learned) return learned;
+      if (answer.kind === 'unknown') break;
     }
     return this.inFlight.lead(request, () => this.reserveInDatabase(request, route));
   }

@@ -1,10 +1,26 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { paymentCount } from '../support/database.js';
-import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
+import { scopeKey } from '../../src/parse/scoped-key.js';
+import { paymentCount, sql, until } from '../support/database.js';
+import { appDatabaseUrl, appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
+import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 import { sentQueries } from '../support/sent-queries.js';
 
 const executedOnce = (answers: Answer[]) => answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
+
+/** How many sessions hold the advisory lock of the key's scope on the demo's POST /payments. */
+async function keyLockHolders(key: string, caller: string): Promise<number> {
+  const { lockId } = scopeKey(key, caller, 'POST /payments');
+  const rows = await sql(
+    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+       AND classid::bigint = ($1::bigint >> 32) & 4294967295 AND objid::bigint = $1::bigint & 4294967295`,
+    [lockId],
+  );
+  return rows.length;
+}
+
+/** The statements sent, by kind (`EXECUTE name`, `START TRANSACTION` …), without the per-connection PREPAREs. */
+const statements = (sent: string[]): string[] =>
+  sent.filter((text) => !text.startsWith('PREPARE')).map((text) => text.replace(/\(.*$/s, '').replace(/\s+/g, ' ').trim());
 
 /**
  * Duplicates that arrive while their key is being reserved on the same instance wait for that
@@ -14,34 +30,47 @@ const executedOnce = (answers: Answer[]) => answers.filter((a) => a.status === 2
 describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform, host) => {
   const { startLab } = appsOn(platform, host);
 
-  it('100 at once on one instance: one execution, and only the executed request\'s statements reach PostgreSQL', async () => {
-    const lab = await startLab({}, { latencyMs: 300 });
-    try {
+  describe('one instance, PostgreSQL answering 200 ms late', () => {
+    const proxy = new PostgresProxy();
+    let lab: RunningApp;
+    beforeAll(async () => {
+      await proxy.start(new URL(appDatabaseUrl()));
+      lab = await throughProxy(proxy, () => startLab({}, { latencyMs: 300 }));
+    });
+    afterAll(async () => {
+      await lab.close();
+      await proxy.stop();
+    });
+
+    it('100 at once: one execution, and only the executed request\'s statements reach PostgreSQL', async () => {
       // The statements of one executed request, for comparison (the pool warmed up first).
       await send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment });
-      const single = (await sentQueries(() => send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment }))).length;
+      const single = statements(await sentQueries(() => send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment })));
 
+      // Every duplicate arrives while the first request's reservation waits for its answer.
+      proxy.answerDelayMs = 200;
       const caller = newCaller();
       const key = newKey();
       let answers: Answer[] = [];
       const sent = await sentQueries(async () => {
         answers = await Promise.all(Array.from({ length: 100 }, () => send(`${lab.url}/payments`, { key, caller, body: validPayment })));
       });
+      proxy.answerDelayMs = 0;
       expect(executedOnce(answers)).toHaveLength(1);
       expect(answers.filter((a) => a.status === 409 || a.headers['idempotent-replayed'] === 'true')).toHaveLength(99);
-      expect(sent).toHaveLength(single);
+      expect(statements(sent)).toEqual(single);
       expect(await paymentCount(caller)).toBe(1);
-    } finally {
-      await lab.close();
-    }
+    });
   });
 
   describe('two instances', () => {
     let a: RunningApp;
     let b: RunningApp;
     beforeAll(async () => {
-      a = await startLab({}, { latencyMs: 1_500 });
+      a = await startLab({}, { latencyMs: 3_000 });
       b = await startLab({ replayCache: false });
+      // Both warmed up: pools connected, statements prepared.
+      for (const app of [a, b]) await send(`${app.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment });
     });
     afterAll(async () => {
       await a.close();
@@ -52,11 +81,7 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
       const caller = newCaller();
       const key = newKey();
       const holder = send(`${a.url}/payments`, { key, caller, body: validPayment });
-      let probe: Answer;
-      do {
-        await sleep(20);
-        probe = await send(`${b.url}/payments`, { key, caller, body: validPayment });
-      } while (probe.status !== 409);
+      await until(async () => (await keyLockHolders(key, caller)) === 1, "a's lock on the key");
       let answers: Answer[] = [];
       const sent = await sentQueries(async () => {
         answers = await Promise.all(Array.from({ length: 50 }, () => send(`${b.url}/payments`, { key, caller, body: validPayment })));

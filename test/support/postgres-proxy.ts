@@ -3,14 +3,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { appDatabaseUrl } from './apps.js';
 
 /**
- * A TCP proxy to PostgreSQL. `dropExisting()` silently drops the connections open at that
- * moment (no FIN, no RST: what a lost NAT/load-balancer entry or a failed-over host looks like);
- * connections opened afterwards work normally.
+ * A TCP proxy to PostgreSQL. `answerDelayMs` holds PostgreSQL's answers back; `dropExisting()`
+ * silently drops the connections open at that moment (no FIN, no RST: what a lost
+ * NAT/load-balancer entry or a failed-over host looks like); connections opened afterwards work
+ * normally.
  */
 export class PostgresProxy {
   private readonly pairs: Array<{ client: Socket; server: Socket; dead: boolean; lost?: boolean }> = [];
   private server?: Server;
   refusing = false;
+  /** How late PostgreSQL's answers arrive (a slow network); set it while no query is in flight. */
+  answerDelayMs = 0;
   port = 0;
 
   async start(target: URL): Promise<void> {
@@ -20,7 +23,10 @@ export class PostgresProxy {
       const pair: { client: Socket; server: Socket; dead: boolean; lost?: boolean } = { client, server, dead: false };
       this.pairs.push(pair);
       client.on('data', (chunk) => void (pair.dead || server.write(chunk)));
-      server.on('data', (chunk) => void (pair.dead || client.write(chunk)));
+      server.on('data', (chunk) => {
+        if (this.answerDelayMs === 0) return void (pair.dead || client.write(chunk));
+        setTimeout(() => void (pair.dead || client.write(chunk)), this.answerDelayMs);
+      });
       client.on('error', () => undefined);
       server.on('error', () => undefined);
       client.on('close', () => void (pair.lost || server.destroy()));
