@@ -9,16 +9,20 @@
 // - KEY_STATEMENTS=insert: the key row's INSERT alone, with no lock and no lookup (which could not
 //   keep a concurrent duplicate from running, nor find a recorded outcome): the ceiling of any
 //   design that records the key in the handler's transaction.
+// KEY_TABLE=partitioned sends the key row's statement of the table partitioned by expiry (whose
+// partitions the module creates: start a module server on the database first).
 import { randomUUID } from 'node:crypto';
 import { serverEnv } from './common.mjs';
 import { Payment, servePlainApp } from './plain-app.mjs';
 import { TypeOrmTransactionHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../dist/esm/options/settings.js';
 import { scopeKey } from '../../dist/esm/parse/scoped-key.js';
-import { RECORD_OUTCOME } from '../../dist/esm/record/record.sql.js';
+import { RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/record/record.sql.js';
 import { KEY_ROW, LOCK_KEY } from '../../dist/esm/reserve/reservation.sql.js';
 
 const { databaseUrl } = serverEnv();
+// KEY_TABLE=partitioned: the key row's statement of the table partitioned by expiry.
+const record = process.env.KEY_TABLE === 'partitioned' ? RECORD_OUTCOME_PARTITIONED : RECORD_OUTCOME;
 const statements = process.env.KEY_STATEMENTS ?? 'reservation';
 if (statements !== 'reservation' && statements !== 'insert') throw new Error(`KEY_STATEMENTS must be "reservation" or "insert", got "${statements}"`);
 const fingerprint = Buffer.alloc(32, 7);
@@ -47,14 +51,14 @@ await servePlainApp(databaseUrl, async (dataSource, dto, request) => {
           [LOCK_KEY, [scope.lockId]],
           [KEY_ROW, [scope.key, scope.caller, scope.endpoint, fingerprint]],
         ];
-  const { transaction, results } = await host.begin(reservation, [RECORD_OUTCOME]);
+  const { transaction, results } = await host.begin(reservation, [record]);
   try {
     if (statements === 'reservation' && (results[0].rows[0].locked !== true || results[1].rows.length > 0)) throw new Error('a fresh key was found taken');
     const payments = transaction.handle.getRepository(Payment);
     const saved = await payments.save(payments.create({ ...dto, caller: scope.caller }));
     const payment = await payments.findOneByOrFail({ id: saved.id });
     const body = Buffer.from(JSON.stringify(payment));
-    await transaction.commitWith([RECORD_OUTCOME, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]], false);
+    await transaction.commitWith([record, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]], false);
     return payment;
   } catch (error) {
     await transaction.end('rollback').catch(() => undefined);
