@@ -17,12 +17,12 @@ import { Payment, servePlainApp } from './plain-app.mjs';
 import { TypeOrmTransactionHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../dist/esm/options/settings.js';
 import { scopeKey } from '../../dist/esm/parse/scoped-key.js';
-import { RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/record/record.sql.js';
+import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/record/record.sql.js';
 import { KEY_ROW, LOCK_KEY } from '../../dist/esm/reserve/reservation.sql.js';
 
 const { databaseUrl } = serverEnv();
 // KEY_TABLE=partitioned: the key row's statement of the table partitioned by expiry.
-const record = process.env.KEY_TABLE === 'partitioned' ? RECORD_OUTCOME_PARTITIONED : RECORD_OUTCOME;
+const record = { partitioned: RECORD_OUTCOME_PARTITIONED, 'partitioned-fresh': RECORD_FRESH_OUTCOME_PARTITIONED }[process.env.KEY_TABLE] ?? RECORD_OUTCOME;
 const statements = process.env.KEY_STATEMENTS ?? 'reservation';
 if (statements !== 'reservation' && statements !== 'insert') throw new Error(`KEY_STATEMENTS must be "reservation" or "insert", got "${statements}"`);
 const fingerprint = Buffer.alloc(32, 7);

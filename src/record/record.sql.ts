@@ -57,6 +57,29 @@ recorded AS (
 SELECT 1 / count(*)::int AS recorded FROM recorded`,
 };
 
+/**
+ * `RECORD_OUTCOME_PARTITIONED` for a key whose reservation found no row: with the key's lock held
+ * since that lookup, no writer of the module can have added one (every writer that creates a
+ * key's row holds its lock), so there is nothing to take over and no `DELETE` to plan across the
+ * partitions; the insert still checks that no row stands in the way, and fails (a division by
+ * zero) when one does. Same params.
+ */
+export const RECORD_FRESH_OUTCOME_PARTITIONED: SqlStatement = {
+  name: 'nestjs_pg_idempotency_record_fresh_outcome_partitioned_v1',
+  types: RECORD_OUTCOME.types,
+  text: `
+WITH recorded AS (
+  INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
+  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond'
+  WHERE NOT EXISTS (
+    SELECT 1 FROM idempotency_keys AS k
+    WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
+  )
+  RETURNING 1
+)
+SELECT 1 / count(*)::int AS recorded FROM recorded`,
+};
+
 /** Records a lease holder's outcome, only while the row carries its fencing token. */
 export const COMPLETE_LEASE: SqlStatement = {
   name: 'nestjs_pg_idempotency_complete_lease_v2',

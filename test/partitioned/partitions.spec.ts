@@ -1,5 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { EntityManager } from 'typeorm';
+import { TransactionHost } from '../../src/hosts/transaction-host.js';
 import { IdempotencySweeper, type SweepResult } from '../../src/index.js';
+import { scopeKey } from '../../src/parse/scoped-key.js';
+import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME_PARTITIONED } from '../../src/record/record.sql.js';
+import { LOCK_KEY } from '../../src/reserve/reservation.sql.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -136,6 +141,28 @@ describe('the key table partitioned by expiry', () => {
         expect(await pastPartitions(began)).toEqual([]);
         expect(await keyRows(caller)).toHaveLength(0);
       });
+
+      it.each([RECORD_OUTCOME_PARTITIONED, RECORD_FRESH_OUTCOME_PARTITIONED])(
+        '$name: a row of the key in the way that is not takeable fails the recording, and the transaction commits nothing',
+        async (record) => {
+          const caller = newCaller();
+          await sql(
+            `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
+             VALUES ('standing', $1, 'POST /x', '\\x00', 'completed', 201, '\\x7b7d', now() + interval '20 seconds')`,
+            [caller],
+          );
+          const host = a.app.get(TransactionHost, { strict: false });
+          const { transaction } = await host.begin([[LOCK_KEY, [scopeKey('standing', caller, 'POST /x').lockId]]], [record]);
+          // The handler's write, in the key's transaction.
+          await (transaction.handle as EntityManager).query(
+            `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, expires_at) VALUES ('write', $1, 'POST /x', '\\x00', 'completed', now() + interval '20 seconds')`,
+            [caller],
+          );
+          const params = ['standing', caller, 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 20_000];
+          await expect(transaction.commitWith([record, params], false)).rejects.toThrow(/division by zero/);
+          expect(await keyRows(caller)).toEqual([expect.objectContaining({ key: 'standing', state: 'completed', status: 201 })]);
+        },
+      );
 
       it('a key whose expiry has no partition yet (sweeps stopped, the partitions ahead ran out) is a 503 with Retry-After, nothing kept; the next sweep mends it', async () => {
         await dropOwnPartitions();
