@@ -30,6 +30,21 @@ SELECT 1 / count(*)::int AS recorded FROM recorded`,
 };
 
 /**
+ * The partitioned table's recording, after the key's lock: the key's row inserted unless a row of
+ * the key stands in the way (not `takeable`), then a division by zero when nothing was written.
+ */
+const RECORDED_UNLESS_STANDING = `recorded AS (
+  INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
+  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond'
+  WHERE NOT EXISTS (
+    SELECT 1 FROM idempotency_keys AS k
+    WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
+  )
+  RETURNING 1
+)
+SELECT 1 / count(*)::int AS recorded FROM recorded`;
+
+/**
  * `RECORD_OUTCOME` on the partitioned table (`idempotency-keys-partitioned.schema.ts`), whose
  * unique key holds `expires_at` and so serves no `ON CONFLICT` on the scoped key: deletes a row
  * in the way that is `takeable` and inserts the key's row, unless a row in the way stands; then,
@@ -45,16 +60,7 @@ WITH replaced AS (
   DELETE FROM idempotency_keys AS k
   WHERE key = $1 AND caller = $2 AND endpoint = $3 AND coalesce(${takeable('$4')}, false)
 ),
-recorded AS (
-  INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
-  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond'
-  WHERE NOT EXISTS (
-    SELECT 1 FROM idempotency_keys AS k
-    WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
-  )
-  RETURNING 1
-)
-SELECT 1 / count(*)::int AS recorded FROM recorded`,
+${RECORDED_UNLESS_STANDING}`,
 };
 
 /**
@@ -68,16 +74,7 @@ export const RECORD_FRESH_OUTCOME_PARTITIONED: SqlStatement = {
   name: 'nestjs_pg_idempotency_record_fresh_outcome_partitioned_v1',
   types: RECORD_OUTCOME.types,
   text: `
-WITH recorded AS (
-  INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
-  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond'
-  WHERE NOT EXISTS (
-    SELECT 1 FROM idempotency_keys AS k
-    WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
-  )
-  RETURNING 1
-)
-SELECT 1 / count(*)::int AS recorded FROM recorded`,
+WITH ${RECORDED_UNLESS_STANDING}`,
 };
 
 /** Records a lease holder's outcome, only while the row carries its fencing token. */
