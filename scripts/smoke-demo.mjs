@@ -35,7 +35,12 @@ while (!output.includes('listening on')) {
   if (Date.now() > deadline) fail('npm start did not listen within 180 s');
   await sleep(100);
 }
-if (!output.includes('curl')) fail('no curl example printed');
+// The example is printed by a write of its own, after the listening line: give it a moment.
+const exampleDeadline = Date.now() + 5_000;
+while (!output.includes('curl')) {
+  if (Date.now() > exampleDeadline) fail('no curl example printed');
+  await sleep(50);
+}
 
 const url = `http://127.0.0.1:${port}/payments`;
 const headers = { authorization: 'Bearer smoke', 'content-type': 'application/json', 'idempotency-key': randomUUID() };
