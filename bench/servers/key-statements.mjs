@@ -9,8 +9,9 @@
 // - KEY_STATEMENTS=insert: the key row's INSERT alone, with no lock and no lookup (which could not
 //   keep a concurrent duplicate from running, nor find a recorded outcome): the ceiling of any
 //   design that records the key in the handler's transaction.
-// KEY_TABLE=partitioned sends the key row's statement of the table partitioned by expiry (whose
-// partitions the module creates: start a module server on the database first).
+// KEY_TABLE=partitioned (or partitioned-fresh) sends the key row's statement of the table
+// partitioned by expiry (whose partitions the module creates: start a module server on the
+// database first).
 import { randomUUID } from 'node:crypto';
 import { serverEnv } from './common.mjs';
 import { Payment, servePlainApp } from './plain-app.mjs';
@@ -21,8 +22,11 @@ import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTIT
 import { KEY_ROW, LOCK_KEY } from '../../dist/esm/reserve/reservation.sql.js';
 
 const { databaseUrl } = serverEnv();
-// KEY_TABLE=partitioned: the key row's statement of the table partitioned by expiry.
-const record = { partitioned: RECORD_OUTCOME_PARTITIONED, 'partitioned-fresh': RECORD_FRESH_OUTCOME_PARTITIONED }[process.env.KEY_TABLE] ?? RECORD_OUTCOME;
+// The key row's statement: the plain table's, or the partitioned table's over a row in the way
+// (partitioned) or where the lookup found none (partitioned-fresh).
+const RECORDINGS = { plain: RECORD_OUTCOME, partitioned: RECORD_OUTCOME_PARTITIONED, 'partitioned-fresh': RECORD_FRESH_OUTCOME_PARTITIONED };
+const record = RECORDINGS[process.env.KEY_TABLE ?? 'plain'];
+if (!record) throw new Error(`KEY_TABLE must be one of ${Object.keys(RECORDINGS).join(', ')}, got "${process.env.KEY_TABLE}"`);
 const statements = process.env.KEY_STATEMENTS ?? 'reservation';
 if (statements !== 'reservation' && statements !== 'insert') throw new Error(`KEY_STATEMENTS must be "reservation" or "insert", got "${statements}"`);
 const fingerprint = Buffer.alloc(32, 7);

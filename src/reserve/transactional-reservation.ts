@@ -41,7 +41,8 @@ async function reserveOnce(host: TransactionHost, request: KeyRequest, { takingO
       [LOCK_KEY, [request.scope.lockId]],
       [KEY_ROW, params],
     ],
-    takingOver === fresh ? [FENCE_LEASE, takingOver] : [FENCE_LEASE, takingOver, fresh],
+    // Prepared ahead, once each (the plain table's two recordings are one statement).
+    [FENCE_LEASE, takingOver, fresh],
   );
   try {
     const [[lock], [row]] = results.map((result) => result.rows) as [[{ locked: boolean }], [KeyRow?]];

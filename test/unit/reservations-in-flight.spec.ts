@@ -13,12 +13,17 @@ function pending(): { promise: Promise<Reservation>; resolve: (r: Reservation) =
   return { promise, resolve, reject };
 }
 
+/** A reservation led by request(1), settled by hand, and a request waiting on it. */
+function ledAndWaitedOn() {
+  const inFlight = new ReservationsInFlight();
+  const reservation = pending();
+  const leading = inFlight.lead(request(1), () => reservation.promise);
+  return { inFlight, reservation, leading, waiting: inFlight.of(scope)! };
+}
+
 describe('ReservationsInFlight', () => {
   it('a waiter takes the refusal of the reservation in flight for its own payload only', async () => {
-    const inFlight = new ReservationsInFlight();
-    const reservation = pending();
-    const leading = inFlight.lead(request(1), () => reservation.promise);
-    const waiting = inFlight.of(scope)!;
+    const { reservation, leading, waiting } = ledAndWaitedOn();
     reservation.resolve({ kind: 'in-progress', retryAfterSeconds: 3 });
     expect(await leading).toEqual({ kind: 'in-progress', retryAfterSeconds: 3 });
     const answer = await waiting;
@@ -27,10 +32,7 @@ describe('ReservationsInFlight', () => {
   });
 
   it('a reservation that took the key shares nothing (the replay cache knows it is held here)', async () => {
-    const inFlight = new ReservationsInFlight();
-    const reservation = pending();
-    const leading = inFlight.lead(request(1), () => reservation.promise);
-    const waiting = inFlight.of(scope)!;
+    const { reservation, leading, waiting } = ledAndWaitedOn();
     reservation.resolve({ kind: 'held', hold: {} as never });
     await leading;
     const answer = await waiting;
@@ -39,20 +41,15 @@ describe('ReservationsInFlight', () => {
   });
 
   it('a failed reservation rejects its own request and tells its waiters nothing', async () => {
-    const inFlight = new ReservationsInFlight();
-    const reservation = pending();
-    const leading = inFlight.lead(request(1), () => reservation.promise);
-    const waiting = inFlight.of(scope)!;
+    const { reservation, leading, waiting } = ledAndWaitedOn();
     reservation.reject(new Error('connection lost'));
     await expect(leading).rejects.toThrow('connection lost');
     expect(await waiting).toEqual({ kind: 'unknown' });
   });
 
   it('leaves the table before its waiters wake: a waiter that asks again meets no reservation, or a newer one', async () => {
-    const inFlight = new ReservationsInFlight();
-    const reservation = pending();
-    const leading = inFlight.lead(request(1), () => reservation.promise);
-    const seenOnWaking = inFlight.of(scope)!.then(() => inFlight.of(scope));
+    const { inFlight, reservation, leading, waiting } = ledAndWaitedOn();
+    const seenOnWaking = waiting.then(() => inFlight.of(scope));
     reservation.resolve({ kind: 'mismatch' });
     await leading;
     expect(await seenOnWaking).toBeUndefined();
