@@ -2,6 +2,7 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, Logger, ty
 import type { ServerResponse } from 'node:http';
 import { type Observable, of } from 'rxjs';
 import { IdempotencyEvents } from './events/idempotency-events.js';
+import { DatabaseHost } from './hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencySettings, RouteSettings } from './options/settings.js';
@@ -47,6 +48,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly routes: IdempotentRoutes,
     private readonly reserver: KeyReserver,
     private readonly events: IdempotencyEvents,
+    @Inject(DatabaseHost) private readonly host: DatabaseHost,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -76,7 +78,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       }
       switch (reservation.kind) {
         case 'held': {
-          const run = new KeyRun(route, new OutcomeRecorder(this.settings, this.events, route, reservation.hold), idempotent);
+          const recorder = new OutcomeRecorder(this.settings, this.events, route, reservation.hold);
+          const run = new KeyRun(route, recorder, idempotent, (error) => this.host.failureOf(error));
           request[HANDLED] = { kind: 'running', run } satisfies Handling;
           return run.start(next, raw);
         }

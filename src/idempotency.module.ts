@@ -1,18 +1,18 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule, ModuleRef } from '@nestjs/core';
-import { PgPoolTransactionHost } from './hosts/pg/pool-host.js';
+import { PgPoolHost } from './hosts/pg/pool-host.js';
 import { IdempotencyEvents } from './events/idempotency-events.js';
 import { PrometheusMetrics } from './events/prometheus-metrics.js';
-import { TransactionHost } from './hosts/transaction-host.js';
-import { TypeOrmTransactionHost } from './hosts/typeorm/typeorm-host.js';
-import { HANDLER_DATABASE, IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
+import { DatabaseHost } from './hosts/database-host.js';
+import { TypeOrmHost } from './hosts/typeorm/typeorm-host.js';
+import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
 import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
 import { KeyReserver } from './reserve/key-reserver.js';
-import { KeyTable } from './reserve/key-table.js';
+import { KeyTable } from './table/key-table.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencySweeper } from './sweeper/idempotency.sweeper.js';
 import { KeyPartitions } from './sweeper/key-partitions.js';
@@ -35,12 +35,11 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
       inject: [MODULE_OPTIONS_TOKEN],
     },
     {
-      provide: TransactionHost,
+      provide: DatabaseHost,
       useFactory: (settings: IdempotencySettings, moduleRef: ModuleRef) =>
-        settings.pool ? new PgPoolTransactionHost(settings) : new TypeOrmTransactionHost(settings, moduleRef),
+        settings.pool ? new PgPoolHost(settings) : new TypeOrmHost(settings, moduleRef),
       inject: [IDEMPOTENCY_SETTINGS, ModuleRef],
     },
-    { provide: HANDLER_DATABASE, useExisting: TransactionHost },
     IdempotentRoutes,
     KeyTable,
     KeyReserver,
@@ -54,8 +53,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
   ],
   exports: [
     IDEMPOTENCY_SETTINGS,
-    TransactionHost,
-    HANDLER_DATABASE,
+    DatabaseHost,
     IdempotentRoutes,
     KeyReserver,
     IdempotencySweeper,

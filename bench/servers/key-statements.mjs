@@ -15,7 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { serverEnv } from './common.mjs';
 import { Payment, servePlainApp } from './plain-app.mjs';
-import { TypeOrmTransactionHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
+import { TypeOrmHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../dist/esm/options/settings.js';
 import { scopeKey } from '../../dist/esm/parse/scoped-key.js';
 import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/record/record.sql.js';
@@ -38,7 +38,7 @@ const hosts = new WeakMap();
 function hostOf(dataSource) {
   let host = hosts.get(dataSource);
   if (!host) {
-    const created = new TypeOrmTransactionHost(resolveModuleOptions({ dataSource }), undefined);
+    const created = new TypeOrmHost(resolveModuleOptions({ dataSource }), undefined);
     host = created.onModuleInit().then(() => created);
     hosts.set(dataSource, host);
   }

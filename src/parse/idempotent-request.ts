@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import type { FingerprintOption } from './fingerprint.js';
 import { Problems } from '../problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
@@ -14,6 +14,23 @@ import { type ScopedKey, scopeKey } from './scoped-key.js';
 export interface IdempotentRequest {
   readonly scope: ScopedKey;
   readonly fingerprint: Buffer;
+  readonly ttlMs: number;
+}
+
+/** What reading an HTTP request needs of the module's settings (`IdempotencySettings` has it). */
+export interface CallerRules {
+  /** The caller's id (see the `caller` option). */
+  caller(request: any, context: ExecutionContext): unknown;
+  readonly anonymousCallers: 'reject' | 'shared';
+}
+
+/** What reading an HTTP request needs of its route's settings (`RouteSettings` has it). */
+export interface RouteRules {
+  readonly required: boolean;
+  acceptsKey(key: string): boolean;
+  /** The route's controller names a host: the key's scope includes the request's. */
+  readonly scopedByHost: boolean;
+  readonly fingerprint?: FingerprintOption;
   readonly ttlMs: number;
 }
 
@@ -39,8 +56,8 @@ const UNSTORABLE_CALLER = /[\0\p{Cs}]/u;
  */
 export function readIdempotentRequest(
   context: ExecutionContext,
-  settings: IdempotencySettings,
-  route: RouteSettings,
+  settings: CallerRules,
+  route: RouteRules,
 ): IdempotentRequest | undefined {
   const request = context.switchToHttp().getRequest();
   const incoming = request.raw ?? request;

@@ -6,8 +6,8 @@ import type { IdempotencySettings, RouteSettings } from '../options/settings.js'
 import { type IdempotencyProblem, Problems } from '../problems.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
 import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
-import { isRefusedByDatabase } from '../hosts/database-errors.js';
-import type { KeyHold } from './key-hold.js';
+import { RefusedByDatabaseError } from '../hosts/database-failures.js';
+import type { KeyHold } from '../hold/key-hold.js';
 import { afterRecording, type Answer, decide, type Recording, type Replacement } from './outcome-decision.js';
 
 const logger = new Logger('Idempotency');
@@ -50,7 +50,7 @@ export class OutcomeRecorder {
     } catch (error) {
       if (hold.isOpen) await hold.release().catch(() => undefined);
       logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);
-      recording = { kind: 'failed', refused: isRefusedByDatabase(error) };
+      recording = { kind: 'failed', refused: error instanceof RefusedByDatabaseError };
     }
     const after = afterRecording(recording);
     if (after.event === 'executed') {

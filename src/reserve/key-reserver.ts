@@ -1,14 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { TransactionHost } from '../hosts/transaction-host.js';
+import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
-import type { KeyHold } from '../record/key-hold.js';
-import { LeaseHold } from '../record/lease-hold.js';
-import { KeyTable } from './key-table.js';
+import type { KeyHold } from '../hold/key-hold.js';
+import { LeaseHold } from '../hold/lease-hold.js';
+import { KeyTable } from '../table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
-import type { KeyRequest, Refusal, Reservation } from './reservation.js';
+import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import type { Refusal, Reservation } from './reservation.js';
 import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';
 import { reserveInTransaction } from './transactional-reservation.js';
 
@@ -26,13 +27,13 @@ export class KeyReserver {
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings,
-    @Inject(TransactionHost) private readonly host: TransactionHost,
+    @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly table: KeyTable,
   ) {
     this.cache = new ReplayCache(settings.replayCache);
   }
 
-  async reserve(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
+  async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     const known = this.cache.lookup(request, performance.now());
     if (known) return known;
     // Wait on the reservation of this key in flight here, if any, and on the next one while each
@@ -46,16 +47,16 @@ export class KeyReserver {
     return this.inFlight.lead(request, () => this.reserveInDatabase(request, route));
   }
 
-  private async reserveInDatabase(request: KeyRequest, route: RouteSettings): Promise<Reservation> {
+  private async reserveInDatabase(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     const startedAt = performance.now();
     const { scope, fingerprint } = request;
-    const partitioned = await this.table.partitioned();
+    const table = await this.table.strategy();
     if (route.mode === 'transactional') {
-      const found = await reserveInTransaction(this.host, request, partitioned);
+      const found = await reserveInTransaction(this.host, request, table);
       if (found.kind !== 'held') return this.refused(found, request, startedAt);
       return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity)) };
     }
-    const found = await reserveLease(this.host, request, route.leaseMs, partitioned);
+    const found = await reserveLease(this.host, request, route.leaseMs, table);
     if (found.kind !== 'reserved') return this.refused(found, request, startedAt);
     // Held here no longer than the row is: its lease, renewed, but never past its expiry, after
     // which any request may take the row over.
@@ -64,7 +65,7 @@ export class KeyReserver {
     return { kind: 'held', hold: this.tracked(lease, request, startedAt, local) };
   }
 
-  private refused({ expiresInMs, ...refusal }: Refusal & { expiresInMs?: number }, request: KeyRequest, startedAt: number): Refusal {
+  private refused({ expiresInMs, ...refusal }: Refusal & { expiresInMs?: number }, request: IdempotentRequest, startedAt: number): Refusal {
     if (refusal.kind === 'completed') this.cache.remember(request.scope, request.fingerprint, refusal.response, startedAt + expiresInMs!);
     return refusal;
   }
@@ -74,7 +75,7 @@ export class KeyReserver {
    * without a round trip while it is held (`held`, this instance's mark on it), and a recorded
    * outcome is remembered for replays.
    */
-  private tracked(hold: KeyHold, request: KeyRequest, startedAt: number, held: LocalHold): KeyHold {
+  private tracked(hold: KeyHold, request: IdempotentRequest, startedAt: number, held: LocalHold): KeyHold {
     const { scope, fingerprint, ttlMs } = request;
     const cache = this.cache;
     return {

@@ -1,13 +1,5 @@
-import type { ScopedKey } from '../parse/scoped-key.js';
-import type { KeyHold } from '../record/key-hold.js';
+import type { KeyHold } from '../hold/key-hold.js';
 import type { StoredResponse } from '../response/stored-response.js';
-
-/** What a key is reserved for: its scope, its fingerprint and how long it lives. */
-export interface KeyRequest {
-  readonly scope: ScopedKey;
-  readonly fingerprint: Buffer;
-  readonly ttlMs: number;
-}
 
 /** What reserving a key found. */
 export type Reservation =

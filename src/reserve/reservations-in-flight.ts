@@ -1,5 +1,6 @@
 import type { ScopedKey } from '../parse/scoped-key.js';
-import type { KeyRequest, Refusal, Reservation } from './reservation.js';
+import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import type { Refusal, Reservation } from './reservation.js';
 
 /**
  * What a reservation in flight tells the requests that waited on it: its refusal and for which
@@ -39,7 +40,7 @@ export class ReservationsInFlight {
   }
 
   /** Runs `reserve` as the reservation in flight for the request's scope until it settles. */
-  async lead(request: KeyRequest, reserve: () => Promise<Reservation>): Promise<Reservation> {
+  async lead(request: IdempotentRequest, reserve: () => Promise<Reservation>): Promise<Reservation> {
     const id = request.scope.text;
     let settle!: (answer: InFlightAnswer) => void;
     const entry: Entry = {

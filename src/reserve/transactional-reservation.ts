@@ -1,40 +1,22 @@
-import { StatementsVanishedError } from '../hosts/pg/statement-sender.js';
-import type { KeyTransaction, SqlStatement, TransactionHost } from '../hosts/transaction-host.js';
-import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../record/record.sql.js';
-import { TransactionHold } from '../record/transaction-hold.js';
-import { type KeyRow, keyRowParams, refusalFor } from './key-row.js';
-import type { KeyRequest, Refusal } from './reservation.js';
-import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from './reservation.sql.js';
+import type { DatabaseHost, KeyTransaction } from '../hosts/database-host.js';
+import { TransactionHold } from '../hold/transaction-hold.js';
+import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import { type KeyRow, keyRowParams } from '../table/key-row.js';
+import type { KeyTableStrategy } from '../table/key-table-strategy.js';
+import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from '../table/reservation.sql.js';
+import { refusalFor } from './refusal.js';
+import type { Refusal } from './reservation.js';
 
-/** How the key's row is written: over a row the reservation found in the way, or where it found none. */
-interface Recording {
-  readonly takingOver: SqlStatement;
-  readonly fresh: SqlStatement;
-}
-
-const PLAIN: Recording = { takingOver: RECORD_OUTCOME, fresh: RECORD_OUTCOME };
-const PARTITIONED: Recording = { takingOver: RECORD_OUTCOME_PARTITIONED, fresh: RECORD_FRESH_OUTCOME_PARTITIONED };
+type Reserved = { kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number });
 
 /**
  * Transactional mode: opens the key's transaction with the key's advisory lock and a lookup of
  * its row (one round trip); the key's row is written, with the outcome, just before the commit
- * (`TransactionHold`), by `RECORD_OUTCOME`; on the partitioned table by
- * `RECORD_OUTCOME_PARTITIONED` over a row in the way, `RECORD_FRESH_OUTCOME_PARTITIONED` where
- * there was none. Unless the key is held, the transaction is already ended and its connection
- * given back.
+ * (`TransactionHold`), by the table's recording over a row in the way or where there was none.
+ * Unless the key is held, the transaction is already ended and its connection given back.
  */
-export function reserveInTransaction(host: TransactionHost, request: KeyRequest, partitioned: boolean): Promise<Reserved> {
-  const recording = partitioned ? PARTITIONED : PLAIN;
-  return reserveOnce(host, request, recording).catch((error: unknown) => {
-    // The failed transaction was rolled back and its connection given back; the statements now go whole.
-    if (error instanceof StatementsVanishedError) return reserveOnce(host, request, recording);
-    throw error;
-  });
-}
-
-type Reserved = { kind: 'held'; hold: TransactionHold } | (Refusal & { expiresInMs?: number });
-
-async function reserveOnce(host: TransactionHost, request: KeyRequest, { takingOver, fresh }: Recording): Promise<Reserved> {
+export async function reserveInTransaction(host: DatabaseHost, request: IdempotentRequest, table: KeyTableStrategy): Promise<Reserved> {
+  const { takingOver, fresh } = table.recording;
   const params = keyRowParams(request);
   const { transaction, results } = await host.begin(
     [

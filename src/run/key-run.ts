@@ -2,7 +2,7 @@ import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
-import { isDatabaseUnavailable, isLostRace } from '../hosts/database-errors.js';
+import { type DatabaseFailure, DatabaseUnavailableError, LostRaceError } from '../hosts/database-failures.js';
 import type { RouteSettings } from '../options/settings.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import { Problems } from '../problems.js';
@@ -57,6 +57,8 @@ export class KeyRun {
     private readonly route: RouteSettings,
     private readonly recorder: OutcomeRecorder,
     request: IdempotentRequest,
+    /** What the handler's error says of the database (the host's `failureOf`). */
+    private readonly failureOf: (error: unknown) => DatabaseFailure | undefined,
   ) {
     this.settled = new Promise<void>((resolve) => (this.markSettled = resolve));
     const { hold } = recorder;
@@ -195,7 +197,8 @@ export class KeyRun {
    * anything else itself.
    */
   private handlerError(raw: ServerResponse, error: unknown): unknown {
-    if (!isDatabaseUnavailable(error) && !isLostRace(error)) return error;
+    const failure = this.failureOf(error);
+    if (!(failure instanceof DatabaseUnavailableError) && !(failure instanceof LostRaceError)) return error;
     logFailure("the handler's database work", error as Error);
     return withProblemHeaders(raw, Problems.storeUnavailable('handling', this.route.retryAfterSeconds));
   }

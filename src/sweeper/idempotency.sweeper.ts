@@ -2,10 +2,10 @@ import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnAppl
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotencyEvents } from '../events/idempotency-events.js';
-import { TransactionHost } from '../hosts/transaction-host.js';
+import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../options/settings.js';
-import { KeyTable } from '../reserve/key-table.js';
+import { KeyTable } from '../table/key-table.js';
 import { KeyPartitions } from './key-partitions.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
 
@@ -52,17 +52,20 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
-    @Inject(TransactionHost) private readonly host: TransactionHost,
+    @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly events: IdempotencyEvents,
     private readonly table: KeyTable,
     private readonly partitions: KeyPartitions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const partitioned = await this.table.partitioned().catch((error: Error) => {
-      this.logger.error(`could not look up the idempotency_keys table (the first request looks again): ${error.message}`);
-      return false;
-    });
+    const partitioned = await this.table.strategy().then(
+      (table) => table.partitioned,
+      (error: Error) => {
+        this.logger.error(`could not look up the idempotency_keys table (the first request looks again): ${error.message}`);
+        return false;
+      },
+    );
     if (partitioned) await this.partitions.prepare({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS });
     if (this.settings.sweepIntervalMs <= 0) return;
     this.timer = setInterval(() => {
@@ -87,7 +90,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async run(): Promise<SweepResult> {
-    if (await this.table.partitioned()) return this.runOnPartitions();
+    if ((await this.table.strategy()).partitioned) return this.runOnPartitions();
     const startedAt = performance.now();
     const { signal } = this.stopping;
     let ran = false;

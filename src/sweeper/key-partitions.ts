@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sqlState } from '../hosts/database-errors.js';
-import { type Bound, type SqlStatement, TransactionHost } from '../hosts/transaction-host.js';
+import { DatabaseFailure } from '../hosts/database-failures.js';
+import { type Bound, type SqlStatement, DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../options/idempotent-routes.js';
@@ -44,7 +44,7 @@ export class KeyPartitions {
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
-    @Inject(TransactionHost) private readonly host: TransactionHost,
+    @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly routes: IdempotentRoutes,
   ) {}
 
@@ -113,7 +113,7 @@ export class KeyPartitions {
       await this.host.runAlone(what, [statement, []], bound);
       return 'done';
     } catch (error) {
-      const code = sqlState(error);
+      const code = error instanceof DatabaseFailure ? error.sqlState : undefined;
       if (code === SWEEP_LOCK_TAKEN) return 'taken';
       if (code === LOCK_TIMEOUT) return 'waited';
       throw error;

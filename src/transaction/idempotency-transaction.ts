@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
-import { HANDLER_DATABASE } from '../idempotency.constants.js';
+import { DatabaseHost } from '../hosts/database-host.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { deriveDownstreamKey } from './downstream-key.js';
 import { executionContext } from './transaction-context.js';
@@ -23,7 +23,7 @@ import { executionContext } from './transaction-context.js';
  */
 @Injectable()
 export class IdempotencyTransaction {
-  constructor(@Inject(HANDLER_DATABASE) private readonly database: { readonly defaultHandle: unknown }) {}
+  constructor(@Inject(DatabaseHost) private readonly database: DatabaseHost) {}
 
   /** The key's EntityManager inside a transactional-mode request, else the DataSource's manager. */
   get manager(): EntityManager {

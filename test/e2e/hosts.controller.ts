@@ -47,6 +47,12 @@ export class ScenarioLedger {
     return (await payments.save(payments.create({ caller, amount, currency: 'EUR' }))).id;
   }
 
+  /** The same write with no `@Transactional()`: through `txHost.tx` as it is. */
+  async recordWithoutDecorator(caller: string, amount: number): Promise<string> {
+    const payments = this.txHost.tx.getRepository(Payment);
+    return (await payments.save(payments.create({ caller, amount, currency: 'EUR' }))).id;
+  }
+
   /** A transaction of its own, committed independently: refused inside an @Idempotent() request. */
   @Transactional(Propagation.RequiresNew)
   async recordOnItsOwn(caller: string, amount: number): Promise<string> {
@@ -120,6 +126,14 @@ export class ClsScenarioController {
       return { caught: (error as Error).message };
     }
     return { caught: 'nothing' };
+  }
+
+  /** A write through `TransactionHost` first, then the outermost @Transactional() call, which fails after its write; caught. */
+  @Post('caught-after-write')
+  @Idempotent()
+  async caughtAfterWrite(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
+    await this.ledger.recordWithoutDecorator(request.user.id, dto.amount);
+    return this.caught(dto, request);
   }
 
   @Post('inner-failure/nested')

@@ -6,6 +6,7 @@ import { appsOn, HTTP_PLATFORMS, type HttpPlatform, type RunningApp } from '../s
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { sentQueries } from '../support/sent-queries.js';
 import { ClsScenarioController, ScenarioLedger, ScenarioPayments, TypeOrmScenarioController } from './hosts.controller.js';
 
 /**
@@ -17,6 +18,9 @@ const HOSTS = ['typeorm', 'typeorm public API', 'cls', 'drizzle'] as const;
 type Host = (typeof HOSTS)[number];
 
 const DRIZZLE_APP = 'test/e2e/drizzle-host.app.mjs';
+
+const amounts = async (caller: string): Promise<number[]> =>
+  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
 
 async function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp | DemoProcess> {
   if (host === 'drizzle') return startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform });
@@ -103,6 +107,23 @@ describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent()
     expect(answer.json).toEqual({ caught: 'declined' });
     expect(await paymentCount(caller)).toBe(0);
     expect(await keyRows(caller)).toHaveLength(1);
+  });
+
+  it('the outermost @Transactional() after the handler wrote sets a savepoint of its own: its failure undoes its write, not the one before', async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const answer = await post('caught-after-write', key, caller);
+    expect(answer.status).toBe(201);
+    expect(answer.json).toEqual({ caught: 'declined' });
+    expect(await amounts(caller)).toEqual([100]);
+    expect(await keyRows(caller)).toHaveLength(1);
+  });
+
+  it('an executed payment, two @Transactional() services deep, costs the round trips it costs on TypeORM: no SAVEPOINT of its own', async () => {
+    await post('pay', newKey(), newCaller());
+    const sent = await sentQueries(() => post('pay', newKey(), newCaller()));
+    // START + lock + lookup + SAVEPOINT, INSERT, SELECT, the key's row + COMMIT.
+    expect(sent).toHaveLength(4);
+    expect(sent.filter((text) => /SAVEPOINT/.test(text) && !/nestjs_pg_idempotency_handler/.test(text))).toEqual([]);
   });
 
   it('Propagation.Nested inside a @Transactional() method is a savepoint: when it fails, its own write only is undone', async () => {

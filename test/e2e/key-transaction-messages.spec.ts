@@ -1,11 +1,10 @@
 import type { ModuleRef } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { StatementsVanishedError } from '../../src/hosts/pg/statement-sender.js';
-import type { Statement } from '../../src/hosts/transaction-host.js';
-import { TypeOrmTransactionHost } from '../../src/hosts/typeorm/typeorm-host.js';
+import type { Statement } from '../../src/hosts/database-host.js';
+import { TypeOrmHost } from '../../src/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../src/options/settings.js';
-import { RECORD_OUTCOME } from '../../src/record/record.sql.js';
-import { KEY_ROW, LOCK_KEY } from '../../src/reserve/reservation.sql.js';
+import { RECORD_OUTCOME } from '../../src/table/record.sql.js';
+import { KEY_ROW, LOCK_KEY } from '../../src/table/reservation.sql.js';
 import { databaseUrl } from '../support/apps.js';
 
 /**
@@ -16,11 +15,11 @@ import { databaseUrl } from '../support/apps.js';
  */
 describe.each(['auto', 'public-api'] as const)('the key transaction through TypeORM (typeormAccess: %s)', (typeormAccess) => {
   let dataSource: DataSource;
-  let host: TypeOrmTransactionHost;
+  let host: TypeOrmHost;
   beforeEach(async () => {
     dataSource = new DataSource({ type: 'postgres', url: databaseUrl(), extra: { max: 1 } });
     await dataSource.initialize();
-    host = new TypeOrmTransactionHost(resolveModuleOptions({ dataSource, typeormAccess }), undefined as unknown as ModuleRef);
+    host = new TypeOrmHost(resolveModuleOptions({ dataSource, typeormAccess }), undefined as unknown as ModuleRef);
     await host.onModuleInit();
   });
   afterEach(async () => {
@@ -52,16 +51,19 @@ describe.each(['auto', 'public-api'] as const)('the key transaction through Type
     expect((await host.runAlone('a lookup', lookup('k2'), { timeoutMs: 5_000 })).rows).toEqual([]);
   });
 
-  it('a statement found prepared already (a PREPARE whose answer was lost): no transaction opens, the statements go whole from then on, the next one records its outcome', async () => {
+  it('a statement found prepared already (a PREPARE whose answer was lost): begin() rolls the attempt back, starts again with the statements whole from then on, and the transaction records its outcome', async () => {
     await dataSource.query(`PREPARE ${RECORD_OUTCOME.name} (${RECORD_OUTCOME.types.join(', ')}) AS ${RECORD_OUTCOME.text}`);
-    await expect(host.begin([[LOCK_KEY, ['45']]], [RECORD_OUTCOME])).rejects.toBeInstanceOf(StatementsVanishedError);
-    // The pool's one connection was given back outside any transaction.
-    expect(await dataSource.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
-    const { transaction } = await host.begin([[LOCK_KEY, ['45']]], [RECORD_OUTCOME]);
+    // The pool has one connection: the second attempt gets it only if the first gave it back.
+    const { transaction, results } = await host.begin([[LOCK_KEY, ['45']]], [RECORD_OUTCOME]);
+    expect(results.map((result) => result.rows)).toEqual([[{ locked: true }]]);
     const key = `messages-${typeormAccess}-${Date.now()}`;
     const params = [key, 'key-transaction-messages', 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 60_000];
     expect(await transaction.commitWith([RECORD_OUTCOME, params], false)).toBe(1);
     expect(await dataSource.query('SELECT status FROM idempotency_keys WHERE key = $1', [key])).toEqual([{ status: 201 }]);
+    // Whole from then on: a statement the connection never saw is not prepared on it.
+    await expect(reserveOnce('47')).resolves.toEqual([[{ locked: true }], []]);
+    const prepared = (await dataSource.query('SELECT name FROM pg_prepared_statements')) as { name: string }[];
+    expect(prepared.map(({ name }) => name)).not.toContain(KEY_ROW.name);
     await dataSource.query('DELETE FROM idempotency_keys WHERE key = $1', [key]);
   });
 

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import pg from 'pg';
-import { StatementSender, StatementsVanishedError } from '../../src/hosts/pg/statement-sender.js';
-import { prepareText } from '../../src/hosts/pg/sql-text.js';
-import { LOCK_KEY } from '../../src/reserve/reservation.sql.js';
+import { StatementSender, StatementsVanishedError } from '../../src/hosts/wire/statement-sender.js';
+import { prepareText } from '../../src/hosts/wire/sql-text.js';
+import { LOCK_KEY } from '../../src/table/reservation.sql.js';
 import { databaseUrl } from '../support/apps.js';
 
 /**

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
-import { TransactionHost } from '../../src/hosts/transaction-host.js';
+import { DatabaseHost } from '../../src/hosts/database-host.js';
 import { IdempotencySweeper, type SweepResult } from '../../src/index.js';
 import { scopeKey } from '../../src/parse/scoped-key.js';
-import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME_PARTITIONED } from '../../src/record/record.sql.js';
-import { LOCK_KEY } from '../../src/reserve/reservation.sql.js';
+import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME_PARTITIONED } from '../../src/table/record.sql.js';
+import { LOCK_KEY } from '../../src/table/reservation.sql.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -151,7 +151,7 @@ describe('the key table partitioned by expiry', () => {
              VALUES ('standing', $1, 'POST /x', '\\x00', 'completed', 201, '\\x7b7d', now() + interval '20 seconds')`,
             [caller],
           );
-          const host = a.app.get(TransactionHost, { strict: false });
+          const host = a.app.get(DatabaseHost, { strict: false });
           const { transaction } = await host.begin([[LOCK_KEY, [scopeKey('standing', caller, 'POST /x').lockId]]], [record]);
           // The handler's write, in the key's transaction.
           await (transaction.handle as EntityManager).query(

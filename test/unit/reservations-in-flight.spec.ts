@@ -1,9 +1,10 @@
 import { scopeKey } from '../../src/parse/scoped-key.js';
-import type { KeyRequest, Reservation } from '../../src/reserve/reservation.js';
+import type { IdempotentRequest } from '../../src/parse/idempotent-request.js';
+import type { Reservation } from '../../src/reserve/reservation.js';
 import { ReservationsInFlight, sharedRefusal, WAIT_LIMIT_MS } from '../../src/reserve/reservations-in-flight.js';
 
 const scope = scopeKey('key-1', 'alice', 'POST /payments');
-const request = (fingerprint: number): KeyRequest => ({ scope, fingerprint: Buffer.alloc(32, fingerprint), ttlMs: 60_000 });
+const request = (fingerprint: number): IdempotentRequest => ({ scope, fingerprint: Buffer.alloc(32, fingerprint), ttlMs: 60_000 });
 
 /** A reservation the test settles by hand. */
 function pending(): { promise: Promise<Reservation>; resolve: (r: Reservation) => void; reject: (e: Error) => void } {

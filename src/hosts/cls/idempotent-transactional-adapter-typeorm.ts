@@ -1,9 +1,9 @@
-import { Propagation, type TransactionalAdapter, TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
 import type { DataSource, EntityManager } from 'typeorm';
-import { setHandlerScope } from '../handler-scope.js';
-import { keyManager } from './key-manager.js';
-import { NewTransactionInKeyError, TransactionalIsolationError, TransactionSuspendedInKeyError } from './transactional.errors.js';
-import { joinAsSavepoint, markSavepoint } from './join-as-savepoint.js';
+import { DatabaseHost } from '../database-host.js';
+import { joinAsSavepoint } from './join-as-savepoint.js';
+import { checkKeyTransactions } from './self-check.js';
+import { enterKeyTransaction, type TypeOrmTransactionOptions, typeOrmTransactions } from './typeorm-transactions.js';
 
 /** Options of `IdempotentTransactionalAdapterTypeOrm`: those of `TransactionalAdapterTypeOrm`. */
 export interface IdempotentTransactionalAdapterTypeOrmOptions {
@@ -13,17 +13,6 @@ export interface IdempotentTransactionalAdapterTypeOrmOptions {
   defaultTxOptions?: Partial<TypeOrmTransactionOptions>;
   /** The `connectionName` of the `ClsPluginTransactional` this adapter is given to, when it has one. */
   connectionName?: string;
-}
-
-/**
- * The key's EntityManager while the module enters it as the transaction of `TransactionHost`
- * (synchronously, in `withTransaction()`): whichever host instance `getInstance()` returns, its
- * adapter sets it, and the transaction key in the CLS is the same.
- */
-let entering: EntityManager | undefined;
-
-export interface TypeOrmTransactionOptions {
-  isolationLevel?: 'READ UNCOMMITTED' | 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 }
 
 /**
@@ -40,65 +29,43 @@ export interface TypeOrmTransactionOptions {
  * `TransactionSuspendedInKeyError`; `Never` fails as it does inside any transaction; an isolation
  * level fails with `TransactionalIsolationError` (the key's transaction runs at READ COMMITTED).
  * Outside such a request it behaves exactly as `TransactionalAdapterTypeOrm`.
+ *
+ * The adapter reaches the module's database host by DI (`IdempotencyModule` is global by default;
+ * with `isGlobal: false`, give the plugin `imports: [IdempotencyModule]`), and checks at bootstrap,
+ * on a real key transaction, that all of the above holds; the app refuses to start otherwise.
  */
 export class IdempotentTransactionalAdapterTypeOrm
   implements TransactionalAdapter<DataSource, EntityManager, TypeOrmTransactionOptions>
 {
   readonly connectionToken: any;
   readonly defaultTxOptions?: Partial<TypeOrmTransactionOptions>;
+  readonly extraProviderTokens = [DatabaseHost];
   readonly optionsFactory: TransactionalAdapter<DataSource, EntityManager, TypeOrmTransactionOptions>['optionsFactory'];
   private readonly connectionName?: string;
+  /** The module's database host and the DataSource this adapter was given, once the plugin built it. */
+  private given?: { database: DatabaseHost; dataSource: DataSource };
 
   constructor(options: IdempotentTransactionalAdapterTypeOrmOptions) {
     this.connectionToken = options.dataSourceToken;
     this.defaultTxOptions = options.defaultTxOptions;
     this.connectionName = options.connectionName;
-    this.optionsFactory = (dataSource) => {
-      setHandlerScope(dataSource, (handle, start, settled) => {
-        let started!: ReturnType<typeof start>;
-        entering = handle as EntityManager;
-        try {
-          // RequiresNew always reaches wrapWithTransaction below, whatever the app opened before.
-          void this.host().withTransaction(Propagation.RequiresNew, {}, () => {
-            started = start();
-            return settled;
-          });
-        } finally {
-          entering = undefined;
-        }
-        return started;
-      });
-      return {
-        wrapWithTransaction: async (txOptions, fn, setTx) => {
-          if (entering) {
-            setTx(entering);
-            return fn();
-          }
-          if (keyManager()) throw new NewTransactionInKeyError();
-          return dataSource.transaction(txOptions?.isolationLevel as never, (manager) => {
-            setTx(manager);
-            return fn();
-          });
-        },
-        wrapWithNestedTransaction: async (txOptions, fn, setTx, tx) => {
-          if (keyManager() && txOptions?.isolationLevel) throw new TransactionalIsolationError(txOptions.isolationLevel);
-          return tx.transaction(txOptions?.isolationLevel as never, (manager) => {
-            setTx(manager);
-            markSavepoint();
-            return fn();
-          });
-        },
-        getFallbackInstance: () => {
-          if (keyManager()) throw new TransactionSuspendedInKeyError();
-          return dataSource.manager;
-        },
-      };
+    this.optionsFactory = (dataSource, [database]: DatabaseHost[]) => {
+      this.given = { database, dataSource };
+      database.useHandlerScope(dataSource, (handle, start, settled, savepoint) =>
+        enterKeyTransaction(this.host(), { handle: handle as EntityManager, savepoint }, start, settled),
+      );
+      return typeOrmTransactions(dataSource);
     };
   }
 
   /** Makes a `Required` transaction inside an @Idempotent() request a savepoint. */
   onModuleInit(): void {
     joinAsSavepoint(this.host());
+  }
+
+  /** Proves, on a real key transaction, that the cases above hold; throws when one does not. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.given) await checkKeyTransactions(this.host(), this.given.database, this.given.dataSource);
   }
 
   private host(): TransactionHost<any> {

@@ -1,6 +1,6 @@
 export {
   IdempotentTransactionalAdapterTypeOrm,
   type IdempotentTransactionalAdapterTypeOrmOptions,
-  type TypeOrmTransactionOptions,
 } from './idempotent-transactional-adapter-typeorm.js';
+export type { TypeOrmTransactionOptions } from './typeorm-transactions.js';
 export { NewTransactionInKeyError, TransactionalIsolationError, TransactionSuspendedInKeyError } from './transactional.errors.js';

@@ -1,21 +1,8 @@
-import { Logger } from '@nestjs/common';
 import { Propagation, type TransactionHost } from '@nestjs-cls/transactional';
-import { ClsServiceManager } from 'nestjs-cls';
 import { keyManager } from './key-manager.js';
+import { inSavepoint } from './key-savepoints.js';
 
 const JOINED = Symbol.for('nestjs-pg-idempotency.joins-as-savepoint');
-
-/**
- * Set in the CLS store of a savepoint of the key's transaction (TypeORM hands a savepoint the
- * key's own EntityManager, so the manager cannot tell the calls inside that they are not the
- * outermost).
- */
-const IN_SAVEPOINT = Symbol.for('nestjs-pg-idempotency.in-savepoint');
-
-/** Marks the CLS store of the savepoint being entered (called inside it). */
-export function markSavepoint(): void {
-  ClsServiceManager.getClsService().set(IN_SAVEPOINT, true);
-}
 
 type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
 
@@ -25,19 +12,12 @@ type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
  * `Propagation.Nested`, so that its writes are undone when it throws, as they would be in a
  * transaction of its own. Inside it, a `Required` call joins that savepoint, as it joins any
  * transaction (the savepoint's CLS store is marked, `markSavepoint()`). It wraps this host's
- * public `withTransaction()` (its documented arguments: `[propagation], [options], fn`); a host
- * without one keeps the upstream behaviour (`Required` joins the key's transaction without a
- * savepoint), and says so once.
+ * public `withTransaction()` (its documented arguments: `[propagation], [options], fn`): the
+ * adapter's startup check (`self-check.ts`) proves by behaviour that it took.
  */
 export function joinAsSavepoint(host: TransactionHost): void {
   const own = host.withTransaction as WithTransaction;
-  if (typeof own !== 'function') {
-    new Logger('Idempotency').warn(
-      "TransactionHost has no withTransaction(): @Transactional() inside an @Idempotent() request joins the key's transaction without a savepoint",
-    );
-    return;
-  }
-  if (own[JOINED]) return;
+  if (typeof own !== 'function' || own[JOINED]) return;
   const joined = function (this: TransactionHost, ...args: unknown[]) {
     const key = keyManager();
     if (key !== undefined) {
@@ -46,7 +26,7 @@ export function joinAsSavepoint(host: TransactionHost): void {
       const fn = args[args.length - 1];
       const propagation = (args.length === 3 || (args.length === 2 && typeof args[0] === 'string') ? args[0] : undefined) ?? Propagation.Required;
       const options = args.length === 3 ? args[1] : args.length === 2 && typeof args[0] !== 'string' ? args[0] : undefined;
-      if (propagation === Propagation.Required && currentTx(host) === key && !ClsServiceManager.getClsService().get(IN_SAVEPOINT)) {
+      if (propagation === Propagation.Required && currentTx(host) === key && !inSavepoint()) {
         return (own as (...a: unknown[]) => unknown).call(this, Propagation.Nested, options ?? {}, fn);
       }
     }

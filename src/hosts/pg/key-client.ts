@@ -1,5 +1,5 @@
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import type { PgClient } from './pg-client.js';
+import type { PgClient } from '../wire/pg-client.js';
 import { transactionCommand } from './transaction-commands.js';
 
 const KEY_CLIENT = Symbol.for('nestjs-pg-idempotency.key-client');

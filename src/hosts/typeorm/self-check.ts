@@ -1,10 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import { isPgClient } from '../pg/pg-client.js';
+import { packageVersion } from '../package-version.js';
+import { isPgClient } from '../wire/pg-client.js';
 import { setTransactionState, transactionState } from './transaction-state.js';
 
 /**
@@ -37,7 +35,7 @@ export async function checkTypeOrmAccess(dataSource: DataSource, wanted: 'auto' 
     const unexpected = await unexpectedTransactionState(queryRunner);
     if (!unexpected) return 'combined';
     logger.warn(
-      `TypeORM ${typeOrmVersion()}: ${unexpected}, so the key's transaction is started and committed through TypeORM's public API ` +
+      `TypeORM ${packageVersion('typeorm') ?? 'of an unknown version'}: ${unexpected}, so the key's transaction is started and committed through TypeORM's public API ` +
         `(two more round trips per request, the same guarantees). Set typeormAccess: 'public-api' to choose this without the warning.`,
     );
     return 'public-api';
@@ -64,22 +62,4 @@ async function unexpectedTransactionState(queryRunner: QueryRunner): Promise<str
   if (kept !== true || !expect(false, 0)) return "the QueryRunner's transaction state cannot be set";
   if (typeof queryRunner.broadcaster?.broadcast !== 'function') return "the QueryRunner has no broadcaster to announce transaction events";
   return undefined;
-}
-
-/** The version of the `typeorm` package the app resolves, for the warning. */
-function typeOrmVersion(): string {
-  try {
-    const main = createRequire(join(process.cwd(), 'index.js')).resolve('typeorm');
-    for (let dir = dirname(main); dir !== dirname(dir); dir = dirname(dir)) {
-      try {
-        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-        if (manifest.name === 'typeorm') return manifest.version ?? 'of an unknown version';
-      } catch {
-        // no package.json here: look one folder up
-      }
-    }
-  } catch {
-    // not resolvable from the working directory
-  }
-  return 'of an unknown version';
 }

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { HANDLER_SAVEPOINT, READ_COMMITTED, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from '../pg/key-transaction-sql.js';
-import { assertCommitted } from '../pg/commit-outcome.js';
-import type { PgClient } from '../pg/pg-client.js';
-import type { MessagePart, StatementSender } from '../pg/statement-sender.js';
-import type { SqlStatement, Statement, StatementResult } from '../transaction-host.js';
+import { HANDLER_SAVEPOINT, READ_COMMITTED, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from '../wire/key-transaction-sql.js';
+import { assertCommitted } from '../wire/commit-outcome.js';
+import type { PgClient } from '../wire/pg-client.js';
+import type { MessagePart, StatementSender } from '../wire/statement-sender.js';
+import type { SqlStatement, Statement, StatementResult } from '../database-host.js';
 import type { TypeOrmAccess } from './self-check.js';
 import { setTransactionState } from './transaction-state.js';
 

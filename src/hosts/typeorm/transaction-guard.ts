@@ -1,13 +1,15 @@
 import type { QueryRunner } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import { destroyConnection, type PgClient } from '../pg/pg-client.js';
+import { destroyConnection, type PgClient } from '../wire/pg-client.js';
 
-type Guarded = Pick<QueryRunner, 'startTransaction' | 'commitTransaction' | 'rollbackTransaction' | 'release'>;
+type Guarded = Pick<QueryRunner, 'startTransaction' | 'commitTransaction' | 'rollbackTransaction' | 'release' | 'query'>;
 
 /** The guard on a key transaction's QueryRunner: how deep the handler nested it, and how to lift it. */
 export interface TransactionGuard {
   /** 1 for the key's own transaction, plus one per nested transaction the handler left open. */
   readonly depth: number;
+  /** Whether a statement ran through the QueryRunner since `touched` was last set to false. */
+  touched: boolean;
   lift(): void;
 }
 
@@ -19,10 +21,11 @@ export interface TransactionGuard {
  * `rollbackTransaction()` of the key's own transaction and `release()` throw (nested
  * transactions, `manager.transaction()` inside the handler, still commit and roll back their
  * savepoints), and so does a nested transaction asking for an isolation level: it would run at
- * the key transaction's READ COMMITTED without a word. The methods are wrapped on this one
- * QueryRunner instance, through their public signatures. Once the app is shutting down
- * (`shuttingDown()`), `release()` is TypeORM's own closing its pool: the connection is destroyed
- * rather than refused (the server rolls its transaction back; the request fails with a 503).
+ * the key transaction's READ COMMITTED without a word. Every statement sent through `query()`
+ * marks the transaction `touched`. The methods are wrapped on this one QueryRunner instance,
+ * through their public signatures. Once the app is shutting down (`shuttingDown()`), `release()`
+ * is TypeORM's own closing its pool: the connection is destroyed rather than refused (the server
+ * rolls its transaction back; the request fails with a 503).
  */
 export function guardKeyTransaction(queryRunner: QueryRunner, client: PgClient, shuttingDown: () => boolean): TransactionGuard {
   const own: Guarded = {
@@ -30,8 +33,9 @@ export function guardKeyTransaction(queryRunner: QueryRunner, client: PgClient, 
     commitTransaction: queryRunner.commitTransaction,
     rollbackTransaction: queryRunner.rollbackTransaction,
     release: queryRunner.release,
+    query: queryRunner.query,
   };
-  const state = { depth: 1, lift: () => void Object.assign(queryRunner, own) };
+  const state = { depth: 1, touched: false, lift: () => void Object.assign(queryRunner, own) };
   const guarded = queryRunner as Guarded;
   guarded.startTransaction = async function (isolationLevel?: Parameters<QueryRunner['startTransaction']>[0]) {
     if (isolationLevel !== undefined && isolationLevel !== 'READ COMMITTED') return refuse(`a transaction at ${isolationLevel}`);
@@ -53,6 +57,10 @@ export function guardKeyTransaction(queryRunner: QueryRunner, client: PgClient, 
     destroyConnection(client);
     return own.release.call(this);
   };
+  guarded.query = function (this: QueryRunner, ...args: Parameters<QueryRunner['query']>) {
+    state.touched = true;
+    return (own.query as (...a: unknown[]) => Promise<unknown>).apply(this, args);
+  } as QueryRunner['query'];
   return state;
 }
 

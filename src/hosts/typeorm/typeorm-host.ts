@@ -3,29 +3,34 @@ import { ModuleRef } from '@nestjs/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { IdempotencySettings } from '../../options/settings.js';
-import type { PgClient } from '../pg/pg-client.js';
-import { StatementSender } from '../pg/statement-sender.js';
-import type { Bound, OpenedTransaction, SqlStatement, Statement, StatementResult, TransactionHost } from '../transaction-host.js';
-import { handlerScopeOf } from '../handler-scope.js';
-import { type PooledConnection, runBounded } from '../pg/bounded-statement.js';
+import type { DatabaseFailure } from '../database-failures.js';
+import type { Bound, DatabaseHost, HandlerScope, OpenedTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
+import { runBounded } from '../wire/bounded-statement.js';
+import { OwnPool } from '../wire/own-pool.js';
+import type { PgClient } from '../wire/pg-client.js';
+import { translated } from '../wire/postgres-failures.js';
+import { onceMoreIfVanished, StatementSender } from '../wire/statement-sender.js';
 import { resolveDataSource } from './data-source.js';
-import { OwnPool } from './own-pool.js';
+import { connectTo, ownDataSource } from './own-data-source.js';
 import { checkTypeOrmAccess, type TypeOrmAccess } from './self-check.js';
 import { type TransactionControl, transactionControl } from './transaction-control.js';
 import { guardKeyTransaction } from './transaction-guard.js';
+import { typeOrmFailure } from './typeorm-failures.js';
 import { endAndRelease, TypeOrmKeyTransaction } from './typeorm-key-transaction.js';
 
 /**
- * The transaction host of a TypeORM DataSource on node-postgres (the default): the key's
- * transaction is a QueryRunner's, and the handler's handle its EntityManager. At bootstrap it
- * resolves the DataSource and checks how it can reach TypeORM's transaction (`self-check.ts`).
+ * The host of a TypeORM DataSource on node-postgres (the default): the key's transaction is a
+ * QueryRunner's, and the handler's handle its EntityManager. At bootstrap it resolves the
+ * DataSource and checks how it can reach TypeORM's transaction (`self-check.ts`).
  */
 @Injectable()
-export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private source?: DataSource;
   private sender!: StatementSender;
   private control!: TransactionControl;
-  private ownPool?: OwnPool;
+  private ownPool?: OwnPool<DataSource>;
+  /** The scopes transaction tools registered, by the DataSource each was given. */
+  private readonly scopes = new WeakMap<object, HandlerScope>();
   /** The app is shutting down: TypeORM may close its pool under key transactions still open. */
   private shuttingDown = false;
   /** How the key's transaction is reached, once checked. */
@@ -41,7 +46,7 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
     this.access = await checkTypeOrmAccess(dataSource, this.settings.typeormAccess);
     this.sender = new StatementSender(this.settings.preparedStatements);
     this.control = transactionControl(this.access, dataSource, this.sender);
-    this.ownPool = new OwnPool(dataSource);
+    this.ownPool = new OwnPool(ownDataSource(dataSource));
     this.source = dataSource;
   }
 
@@ -65,17 +70,10 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
   }
 
   async begin(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<EntityManager>> {
-    const queryRunner = this.dataSource.createQueryRunner('master');
-    const connection = { queryRunner, client: undefined as unknown as PgClient };
     try {
-      connection.client = (await queryRunner.connect()) as PgClient;
-      const results = await this.control.open(connection, statements, later);
-      const guard = guardKeyTransaction(queryRunner, connection.client, () => this.shuttingDown);
-      const transaction = new TypeOrmKeyTransaction(connection, this.control, this.sender, guard, handlerScopeOf(this.dataSource));
-      return { transaction, results };
+      return await onceMoreIfVanished(() => this.open(statements, later));
     } catch (error) {
-      await endAndRelease(connection, this.control, 'rollback', 1).catch(() => undefined);
-      throw error;
+      throw translated(error, typeOrmFailure);
     }
   }
 
@@ -88,17 +86,29 @@ export class TypeOrmTransactionHost implements TransactionHost<EntityManager>, O
   }
 
   runOnOwnPool(what: string, statement: Statement, bound: Bound): Promise<StatementResult> {
-    return runBounded(async () => connectTo(await this.ownPool!.dataSource()), this.sender, what, [statement], bound).then(([result]) => result);
+    return runBounded(() => this.ownPool!.connect(), this.sender, what, [statement], bound).then(([result]) => result);
   }
-}
 
-/** A connection of `dataSource`'s pool, through a QueryRunner. */
-async function connectTo(dataSource: DataSource): Promise<PooledConnection> {
-  const queryRunner = dataSource.createQueryRunner('master');
-  try {
-    return { client: (await queryRunner.connect()) as PgClient, release: () => queryRunner.release() };
-  } catch (error) {
-    await queryRunner.release();
-    throw error;
+  failureOf(error: unknown): DatabaseFailure | undefined {
+    return typeOrmFailure(error);
+  }
+
+  useHandlerScope(database: object, scope: HandlerScope): void {
+    this.scopes.set(database, scope);
+  }
+
+  private async open(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<EntityManager>> {
+    const queryRunner = this.dataSource.createQueryRunner('master');
+    const connection = { queryRunner, client: undefined as unknown as PgClient };
+    try {
+      connection.client = (await queryRunner.connect()) as PgClient;
+      const results = await this.control.open(connection, statements, later);
+      const guard = guardKeyTransaction(queryRunner, connection.client, () => this.shuttingDown);
+      const scope = this.scopes.get(this.dataSource);
+      return { transaction: new TypeOrmKeyTransaction(connection, this.control, this.sender, guard, scope), results };
+    } catch (error) {
+      await endAndRelease(connection, this.control, 'rollback', 1).catch(() => undefined);
+      throw error;
+    }
   }
 }

@@ -1,17 +1,22 @@
 import type { EntityManager } from 'typeorm';
-import { HANDLER_SAVEPOINT } from '../pg/key-transaction-sql.js';
-import { destroyConnection } from '../pg/pg-client.js';
-import type { StatementSender } from '../pg/statement-sender.js';
-import type { HandlerScope } from '../handler-scope.js';
-import type { KeyTransaction, Statement, StatementResult } from '../transaction-host.js';
+import type { HandlerSavepoint, HandlerScope, KeyTransaction, Statement, StatementResult, TakenSavepoint } from '../database-host.js';
+import { HANDLER_SAVEPOINT, ROLLBACK_HANDLER } from '../wire/key-transaction-sql.js';
+import { destroyConnection } from '../wire/pg-client.js';
+import { translated } from '../wire/postgres-failures.js';
+import type { StatementSender } from '../wire/statement-sender.js';
+import { endAndGiveBack } from '../wire/transaction-end.js';
 import type { KeyConnection, TransactionControl } from './transaction-control.js';
 import type { TransactionGuard } from './transaction-guard.js';
+import { typeOrmFailure } from './typeorm-failures.js';
 
 /**
  * A key transaction on a TypeORM QueryRunner: the handler's handle is the QueryRunner's
  * EntityManager, guarded (`guardKeyTransaction`) until the module ends the transaction.
  */
-export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
+export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, HandlerSavepoint {
+  /** Whether a transaction of a tool's holds the handler's savepoint (`take()`). */
+  private savepointTaken = false;
+
   constructor(
     private readonly connection: KeyConnection,
     private readonly control: TransactionControl,
@@ -21,7 +26,7 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
   ) {}
 
   enterHandler<T>(start: () => T, settled: Promise<void>): T {
-    return this.scope ? this.scope(this.handle, start, settled) : start();
+    return this.scope ? this.scope(this.handle, start, settled, this) : start();
   }
 
   /** Until the connection went back to the pool (its commit's subscribers still get it). */
@@ -30,9 +35,29 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
     return queryRunner.isReleased ? undefined : queryRunner.manager;
   }
 
+  take(): TakenSavepoint | undefined {
+    if (this.guard.touched || this.savepointTaken) return undefined;
+    this.savepointTaken = true;
+    return {
+      release: () => void (this.savepointTaken = false),
+      rollback: async () => {
+        try {
+          await this.sender.send(this.connection.client, [ROLLBACK_HANDLER]);
+          this.guard.touched = false;
+        } finally {
+          this.savepointTaken = false;
+        }
+      },
+    };
+  }
+
   async runBeforeHandler(statement: Statement): Promise<StatementResult> {
-    const [result] = await this.sender.send(this.connection.client, [statement, HANDLER_SAVEPOINT]);
-    return result;
+    try {
+      const [result] = await this.sender.send(this.connection.client, [statement, HANDLER_SAVEPOINT]);
+      return result;
+    } catch (error) {
+      throw translated(error, typeOrmFailure);
+    }
   }
 
   async commitWith(statement: Statement, rollbackHandler: boolean): Promise<number> {
@@ -42,7 +67,7 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
       rowCount = await this.control.commitWith(this.connection, statement, rollbackHandler, this.guard.depth);
     } catch (error) {
       await endAndRelease(this.connection, this.control, 'rollback', this.guard.depth).catch(() => undefined);
-      throw error;
+      throw translated(error, typeOrmFailure);
     }
     await this.connection.queryRunner.release();
     return rowCount;
@@ -50,28 +75,31 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager> {
 
   async end(how: 'commit' | 'rollback'): Promise<void> {
     this.guard.lift();
-    await endAndRelease(this.connection, this.control, how, this.guard.depth);
+    try {
+      await endAndRelease(this.connection, this.control, how, this.guard.depth);
+    } catch (error) {
+      throw translated(error, typeOrmFailure);
+    }
   }
 }
 
 /**
  * Ends whatever transaction the connection has open, at every depth, and gives the connection
- * back. A connection still inside a transaction afterwards (its ROLLBACK failed) is destroyed
- * instead, so that no later request can run inside a half-finished transaction; a failed
- * `commit` is rolled back that way, and its error thrown.
+ * back (`endAndGiveBack`): `depth` is how deep the handler left it (1: not nested).
  */
-export async function endAndRelease(connection: KeyConnection, control: TransactionControl, how: 'commit' | 'rollback', depth: number): Promise<void> {
+export function endAndRelease(connection: KeyConnection, control: TransactionControl, how: 'commit' | 'rollback', depth: number): Promise<void> {
   const { queryRunner, client } = connection;
-  let failure: unknown;
-  if (queryRunner.isTransactionActive) {
-    try {
-      await control.endWhole(connection, how, depth);
-    } catch (error) {
-      failure = error;
-      if (how === 'commit') await control.endWhole(connection, 'rollback', depth).catch(() => undefined);
-    }
-    if (queryRunner.isTransactionActive) destroyConnection(client);
-  }
-  await queryRunner.release();
-  if (failure !== undefined && how === 'commit') throw failure;
+  return endAndGiveBack(
+    {
+      end: (ending) => control.endWhole(connection, ending, depth),
+      get inTransaction() {
+        return queryRunner.isTransactionActive;
+      },
+      giveBack: async (destroy) => {
+        if (destroy) destroyConnection(client);
+        await queryRunner.release();
+      },
+    },
+    how,
+  );
 }

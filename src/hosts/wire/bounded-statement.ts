@@ -1,6 +1,7 @@
-import type { Bound, Statement, StatementResult } from '../transaction-host.js';
+import type { Bound, Statement, StatementResult } from '../database-host.js';
 import { destroyConnection, type PgClient } from './pg-client.js';
-import { type StatementSender, StatementsVanishedError } from './statement-sender.js';
+import { translated } from './postgres-failures.js';
+import { onceMoreIfVanished, type StatementSender } from './statement-sender.js';
 import { givenUpAfter } from './time-bound.js';
 
 /** A connection taken from a pool, and how to give it back. */
@@ -11,10 +12,11 @@ export interface PooledConnection {
 
 /**
  * Runs `statements` in one message, one implicit transaction, on a connection `connect()` takes
- * (see `TransactionHost.runAlone` and `runTogether`). A
+ * (see `DatabaseHost.runAlone` and `runTogether`). A
  * connection that comes only after the statement was given up goes back to the pool unused; one
  * the statement was sent over is destroyed. Statements that vanished (`StatementsVanishedError`)
- * did not run, and the sender now sends them whole: they run again.
+ * did not run, and the sender now sends them whole: they run again. A failure of the database's is
+ * thrown as the port's (`translated`).
  */
 export async function runBounded(
   connect: () => Promise<PooledConnection>,
@@ -31,16 +33,15 @@ export async function runBounded(
     release = () => connection.release();
     if (givenUp) throw new Error(`${what} was given up before it was sent`);
     client = connection.client;
-    return await sender.send(connection.client, statements).catch((error: unknown) => {
-      if (error instanceof StatementsVanishedError) return sender.send(connection.client, statements);
-      throw error;
-    });
+    return await onceMoreIfVanished(() => sender.send(connection.client, statements));
   })();
   try {
     return await givenUpAfter(what, bound, work, () => {
       givenUp = true;
       destroyConnection(client);
     });
+  } catch (error) {
+    throw translated(error);
   } finally {
     if (givenUp) void work.then(() => release?.(), () => release?.());
     else await release?.();

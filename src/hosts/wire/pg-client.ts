@@ -1,4 +1,4 @@
-import type { StatementResult } from '../transaction-host.js';
+import type { StatementResult } from '../database-host.js';
 
 /** What the module uses of a node-postgres `Client`: its public API only. */
 export interface PgClient {

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { SqlStatement, StatementResult, TransactionHost } from '../hosts/transaction-host.js';
-import type { KeyRequest } from '../reserve/reservation.js';
+import type { SqlStatement, StatementResult, DatabaseHost } from '../hosts/database-host.js';
+import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
-import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from './record.sql.js';
+import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from '../table/record.sql.js';
 
 const logger = new Logger('Idempotency');
 
@@ -24,8 +24,8 @@ export class LeaseHold implements KeyHold {
 
   constructor(
     /** Its statements run on the host's own pool, each bounded to a third of the lease. */
-    private readonly host: TransactionHost,
-    private readonly request: KeyRequest,
+    private readonly host: DatabaseHost,
+    private readonly request: IdempotentRequest,
     /** The fencing token written with the reservation. */
     readonly token: string,
     /** The lease's length; renewed every third of it when `renew`. */

@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../transaction-host.js';
+import type { SqlStatement } from '../database-host.js';
 
 /** Quotes text for SQL as node-postgres does (`Client#escapeLiteral`). */
 export interface LiteralQuoting {

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { SqlStatement, Statement, StatementResult } from '../transaction-host.js';
+import type { SqlStatement, Statement, StatementResult } from '../database-host.js';
 import type { PgClient } from './pg-client.js';
 import { executeText, prepareText, wholeText } from './sql-text.js';
 
@@ -131,5 +131,18 @@ export class StatementSender {
       logger.warn(why);
     }
     return new StatementsVanishedError(cause, why);
+  }
+}
+
+/**
+ * `work`, started once more when its statements vanished (`StatementsVanishedError`): the failed
+ * attempt's transaction was rolled back, and the sender now sends its statements whole.
+ */
+export async function onceMoreIfVanished<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof StatementsVanishedError) return work();
+    throw error;
   }
 }

@@ -1,5 +1,5 @@
-import type { KeyTransaction, SqlStatement } from '../hosts/transaction-host.js';
-import type { KeyRequest } from '../reserve/reservation.js';
+import type { KeyTransaction, SqlStatement } from '../hosts/database-host.js';
+import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
 
@@ -15,7 +15,7 @@ export class TransactionHold implements KeyHold {
 
   constructor(
     private readonly transaction: KeyTransaction,
-    private readonly request: KeyRequest,
+    private readonly request: IdempotentRequest,
     /** The statement that writes the key's row with the outcome (`record.sql.ts`). */
     private readonly record: SqlStatement,
   ) {}
