@@ -10,7 +10,7 @@ import type { Answer } from '../record/outcome-decision.js';
 import type { OutcomeRecorder } from '../record/outcome-recorder.js';
 import { withProblemHeaders } from '../response/problem-headers.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
-import { executionContext, type IdempotentExecution } from '../transaction/transaction-context.js';
+import { executionContext, type IdempotentExecution } from '../hosts/execution-context.js';
 
 /**
  * How long a run whose client went away waits, once its handler settled, for the response to

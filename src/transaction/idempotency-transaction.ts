@@ -3,7 +3,7 @@ import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typ
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { deriveDownstreamKey } from './downstream-key.js';
-import { executionContext } from './transaction-context.js';
+import { executionContext } from '../hosts/execution-context.js';
 
 /**
  * The transaction and key an `@Idempotent()` handler runs with. Inject it wherever business

@@ -3,7 +3,7 @@ import { ClsServiceManager } from 'nestjs-cls';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { scopeKey } from '../../parse/scoped-key.js';
-import { executionContext } from '../../transaction/transaction-context.js';
+import { executionContext } from '../execution-context.js';
 import type { DatabaseHost } from '../database-host.js';
 import { packageVersion } from '../package-version.js';
 import { NewTransactionInKeyError } from './transactional.errors.js';

@@ -5,7 +5,7 @@ import type { PgClient } from '../wire/pg-client.js';
 import { translated } from '../wire/postgres-failures.js';
 import type { MessagePart, StatementSender } from '../wire/statement-sender.js';
 import { type EndableConnection, endAndGiveBack } from '../wire/transaction-end.js';
-import { executionContext } from '../../transaction/transaction-context.js';
+import { executionContext } from '../execution-context.js';
 import { KeyClient } from './key-client.js';
 
 /** A client a node-postgres pool lends: given back with `release()`, destroyed with `release(true)`. */
