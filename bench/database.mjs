@@ -4,8 +4,7 @@
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } from '../dist/esm/index.js';
-import { CreatePayments1795996800001 } from '../dist/esm/demo/payments/create-payments.migration.js';
-import { CreateRefunds1795996800002 } from '../dist/esm/demo/refunds/create-refunds.migration.js';
+import { DEMO_TABLES } from '../dist/esm/demo/demo-tables.js';
 
 /**
  * Starts (or connects to) PostgreSQL and migrates it: `{ url, kind, version, sql, stop }`;
@@ -75,7 +74,7 @@ async function migrate(url, keyTable) {
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [keyTable, CreatePayments1795996800001, CreateRefunds1795996800002],
+    migrations: [keyTable, ...DEMO_TABLES],
   });
   await dataSource.initialize();
   try {

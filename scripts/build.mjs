@@ -8,8 +8,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { generatePrismaClient } from './prisma-generate.mjs';
 
-const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.cjs.json', 'package.json', 'package-lock.json', 'scripts/build.mjs'];
+const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.cjs.json', 'package.json', 'package-lock.json', 'scripts/build.mjs', 'scripts/prisma-generate.mjs'];
 const STAMP = 'dist/.inputs';
 
 function inputsHash() {
@@ -28,6 +29,8 @@ function inputsHash() {
   return hash.digest('hex');
 }
 
+// The demo's Prisma client is TypeScript the build compiles: generated first (when its schema changed).
+generatePrismaClient();
 const inputs = inputsHash();
 if (!process.argv.includes('--force') && existsSync(STAMP) && readFileSync(STAMP, 'utf8') === inputs) {
   console.log('build: dist is up to date with src/ (npm run build -- --force rebuilds it)');

@@ -12,9 +12,8 @@ import { CreateIdempotencyKeys1795996800000 } from '../../dist/esm/index.js';
 import { BearerAuthGuard } from '../../dist/esm/demo/http/bearer-auth.guard.js';
 import { ProblemDetailsFilter } from '../../dist/esm/demo/http/problem-details.filter.js';
 import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dto.js';
-import { CreatePayments1795996800001 } from '../../dist/esm/demo/payments/create-payments.migration.js';
 import { Payment } from '../../dist/esm/demo/payments/payment.entity.js';
-import { CreateRefunds1795996800002 } from '../../dist/esm/demo/refunds/create-refunds.migration.js';
+import { DEMO_TABLES } from '../../dist/esm/demo/demo-tables.js';
 import { Refund } from '../../dist/esm/demo/refunds/refund.entity.js';
 
 /** Serves the app; `create(dataSource, dto, request)` answers POST /payments with a payment. */
@@ -45,7 +44,7 @@ export async function servePlainApp(databaseUrl, create) {
             type: 'postgres',
             url: databaseUrl,
             entities: [Payment, Refund],
-            migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
+            migrations: [CreateIdempotencyKeys1795996800000, ...DEMO_TABLES],
             migrationsRun: true,
             extra: { max: 20 },
           }),

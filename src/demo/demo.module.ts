@@ -3,10 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from '../idempotency.module.js';
 import { CreateIdempotencyKeys1795996800000 } from '../migrations/create-idempotency-keys.migration.js';
 import { DEMO_CONFIG, type DemoConfig } from './demo.config.js';
-import { CreatePayments1795996800001 } from './payments/create-payments.migration.js';
+import { DEMO_TABLES } from './demo-tables.js';
 import { Payment } from './payments/payment.entity.js';
 import { PaymentsController } from './payments/payments.controller.js';
-import { CreateRefunds1795996800002 } from './refunds/create-refunds.migration.js';
 import { Refund } from './refunds/refund.entity.js';
 import { RefundsController } from './refunds/refunds.controller.js';
 import { SimulatedPaymentProvider } from './refunds/simulated-payment-provider.js';
@@ -28,7 +27,7 @@ export class DemoModule {
           type: 'postgres',
           url: config.databaseUrl,
           entities: [Payment, Refund],
-          migrations: [CreateIdempotencyKeys1795996800000, CreatePayments1795996800001, CreateRefunds1795996800002],
+          migrations: [CreateIdempotencyKeys1795996800000, ...DEMO_TABLES],
           migrationsRun: true,
           extra: { max: config.poolSize, connectionTimeoutMillis: config.poolTimeoutMs },
         }),

@@ -162,6 +162,12 @@ export interface DatabaseHost<Handle = unknown> {
    */
   failureOf(error: unknown): DatabaseFailure | undefined;
   /**
+   * Registers how to reach the driver's error inside the errors of a tool the handler writes with,
+   * where the tool wraps it in its own (Prisma's `PrismaClientKnownRequestError`): `failureOf()`
+   * reads what `unwrap` returns, when it returns anything.
+   */
+  readFailuresThrough(unwrap: (error: unknown) => unknown): void;
+  /**
    * Registers the scope of a transaction tool of the app's, for the key transactions opened on
    * `database` (the connection object the tool was given: a TypeORM DataSource). A host that no
    * such tool can run on refuses, with an error that says why.

@@ -34,12 +34,11 @@ async function migrate(url) {
   // npm run test:partitioned: the suites on the key table partitioned by expiry, in a database of their own.
   const keyTable =
     process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000;
-  const { CreatePayments1795996800001 } = await import('../../dist/esm/demo/payments/create-payments.migration.js');
-  const { CreateRefunds1795996800002 } = await import('../../dist/esm/demo/refunds/create-refunds.migration.js');
+  const { DEMO_TABLES } = await import('../../dist/esm/demo/demo-tables.js');
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [keyTable, CreatePayments1795996800001, CreateRefunds1795996800002],
+    migrations: [keyTable, ...DEMO_TABLES],
   });
   await dataSource.initialize();
   await dataSource.runMigrations();

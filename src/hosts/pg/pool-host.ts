@@ -8,7 +8,7 @@ import type { Bound, DatabaseHost, OpenedTransaction, SqlStatement, Statement, S
 import { type PooledConnection, runBounded } from '../wire/bounded-statement.js';
 import { HANDLER_SAVEPOINT, START_KEY_TRANSACTION } from '../wire/key-transaction-sql.js';
 import { OWN_POOL_SIZE, OwnPool } from '../wire/own-pool.js';
-import { postgresFailure, translated } from '../wire/postgres-failures.js';
+import { FailureReading, translated } from '../wire/postgres-failures.js';
 import { onceMoreIfVanished, StatementSender } from '../wire/statement-sender.js';
 import type { KeyClient } from './key-client.js';
 import { type PoolClient, PoolKeyTransaction } from './pool-key-transaction.js';
@@ -23,6 +23,7 @@ export class PgPoolHost implements DatabaseHost<KeyClient>, OnApplicationShutdow
   private readonly pool: PgPoolLike;
   private readonly sender: StatementSender;
   private readonly ownPool: OwnPool<PgPoolLike>;
+  private readonly failures = new FailureReading();
 
   constructor(@Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings) {
     if (!settings.pool) throw new IdempotencyConfigurationError('the node-postgres host needs the "pool" option');
@@ -71,7 +72,11 @@ export class PgPoolHost implements DatabaseHost<KeyClient>, OnApplicationShutdow
   }
 
   failureOf(error: unknown): DatabaseFailure | undefined {
-    return postgresFailure(error);
+    return this.failures.failureOf(error);
+  }
+
+  readFailuresThrough(unwrap: (error: unknown) => unknown): void {
+    this.failures.through(unwrap);
   }
 
   useHandlerScope(): never {

@@ -8,7 +8,7 @@ import type { Bound, DatabaseHost, HandlerScope, OpenedTransaction, SqlStatement
 import { runBounded } from '../wire/bounded-statement.js';
 import { OwnPool } from '../wire/own-pool.js';
 import type { PgClient } from '../wire/pg-client.js';
-import { translated } from '../wire/postgres-failures.js';
+import { FailureReading, translated } from '../wire/postgres-failures.js';
 import { onceMoreIfVanished, StatementSender } from '../wire/statement-sender.js';
 import { resolveDataSource } from './data-source.js';
 import { connectTo, ownDataSource } from './own-data-source.js';
@@ -31,6 +31,7 @@ export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, B
   private ownPool?: OwnPool<DataSource>;
   /** The scopes transaction tools registered, by the DataSource each was given. */
   private readonly scopes = new WeakMap<object, HandlerScope>();
+  private readonly failures = new FailureReading(typeOrmFailure);
   /** The app is shutting down: TypeORM may close its pool under key transactions still open. */
   private shuttingDown = false;
   /** How the key's transaction is reached, once checked. */
@@ -90,7 +91,11 @@ export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, B
   }
 
   failureOf(error: unknown): DatabaseFailure | undefined {
-    return typeOrmFailure(error);
+    return this.failures.failureOf(error);
+  }
+
+  readFailuresThrough(unwrap: (error: unknown) => unknown): void {
+    this.failures.through(unwrap);
   }
 
   useHandlerScope(database: object, scope: HandlerScope): void {

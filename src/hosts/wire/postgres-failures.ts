@@ -72,3 +72,26 @@ function failureOf(fields: PgErrorFields, error: unknown): DatabaseFailure | und
 export function translated(error: unknown, failureOf: (error: unknown) => DatabaseFailure | undefined = postgresFailure): unknown {
   return error instanceof DatabaseFailure ? error : (failureOf(error) ?? error);
 }
+
+/**
+ * How a host reads its handlers' errors: `postgresFailure` over the error, after the ways tools
+ * registered to reach the driver's error inside their own (`DatabaseHost.readFailuresThrough`).
+ */
+export class FailureReading {
+  private readonly unwrappers: Array<(error: unknown) => unknown> = [];
+
+  constructor(private readonly read: (error: unknown) => DatabaseFailure | undefined = postgresFailure) {}
+
+  through(unwrap: (error: unknown) => unknown): void {
+    this.unwrappers.push(unwrap);
+  }
+
+  failureOf(error: unknown): DatabaseFailure | undefined {
+    for (const unwrap of this.unwrappers) {
+      const inner = unwrap(error);
+      const failure = inner === undefined ? undefined : this.read(inner);
+      if (failure) return failure;
+    }
+    return this.read(error);
+  }
+}

@@ -1,0 +1,3 @@
+export { IdempotentPrisma, type IdempotentPrismaOptions, idempotentPrisma, type PrismaClientFactory } from './idempotent-prisma.js';
+export { IdempotentPrismaPg, type PrismaPgOptions } from './idempotent-prisma-pg.js';
+export type { PrismaClientLike } from './self-check.js';
