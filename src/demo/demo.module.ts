@@ -6,6 +6,7 @@ import { DEMO_CONFIG, type DemoConfig } from './demo.config.js';
 import { DEMO_TABLES } from './demo-tables.js';
 import { Payment } from './payments/payment.entity.js';
 import { PaymentsController } from './payments/payments.controller.js';
+import { prismaDemoModule } from './prisma/prisma-demo.module.js';
 import { Refund } from './refunds/refund.entity.js';
 import { RefundsController } from './refunds/refunds.controller.js';
 import { SimulatedPaymentProvider } from './refunds/simulated-payment-provider.js';
@@ -18,6 +19,7 @@ import { TransactionalClsModule } from './transactional/transactional.module.js'
 @Module({})
 export class DemoModule {
   static forRoot(config: DemoConfig & { databaseUrl: string }): DynamicModule {
+    if (config.tx === 'prisma') return { module: DemoModule, imports: [prismaDemoModule(config)] };
     const cls = config.tx === 'cls';
     return {
       module: DemoModule,

@@ -6,15 +6,18 @@ import { appsOn, HTTP_PLATFORMS, type HttpPlatform, type RunningApp } from '../s
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { startPrismaLab } from '../support/prisma-lab.js';
 import { sentQueries } from '../support/sent-queries.js';
+import { PrismaPayments, PrismaScenarioController } from './prisma-host.controller.js';
 import { ClsScenarioController, ScenarioLedger, ScenarioPayments, TypeOrmScenarioController } from './hosts.controller.js';
 
 /**
  * The hosts every scenario runs through: TypeORM (both ways of reaching it), @nestjs-cls/transactional
  * on TypeORM, and Drizzle on a node-postgres pool with no TypeORM (an app process of its own,
- * drizzle-host.app.mjs, which refuses to load TypeORM).
+ * drizzle-host.app.mjs, which refuses to load TypeORM), and Prisma 7 on the same kind of pool
+ * (IdempotentPrisma, its payment and ledger entry two models written through the key's client).
  */
-const HOSTS = ['typeorm', 'typeorm public API', 'cls', 'drizzle'] as const;
+const HOSTS = ['typeorm', 'typeorm public API', 'cls', 'drizzle', 'prisma'] as const;
 type Host = (typeof HOSTS)[number];
 
 const DRIZZLE_APP = 'test/e2e/drizzle-host.app.mjs';
@@ -24,6 +27,7 @@ const amounts = async (caller: string): Promise<number[]> =>
 
 async function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp | DemoProcess> {
   if (host === 'drizzle') return startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform });
+  if (host === 'prisma') return startPrismaLab({}, { platform, controllers: [PrismaScenarioController], providers: [PrismaPayments] });
   if (host === 'cls') {
     return appsOn(platform).startLab(
       {},

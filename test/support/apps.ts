@@ -26,10 +26,12 @@ export const PLATFORMS_AND_HOSTS: ReadonlyArray<readonly [HttpPlatform, Host]> =
 );
 
 /**
- * The hosts the demo runs on: the TypeORM ones, and `@nestjs-cls/transactional` on TypeORM
- * (`DEMO_TX=cls`: the payment written by `@Transactional()` services through `TransactionHost`).
+ * The hosts the demo runs on: the TypeORM ones, `@nestjs-cls/transactional` on TypeORM
+ * (`DEMO_TX=cls`: the payment written by `@Transactional()` services through `TransactionHost`),
+ * and Prisma 7 on a node-postgres pool (`DEMO_TX=prisma`: the payment and its ledger entry
+ * written through `IdempotentPrisma`). The lab apps (`startLab`) are TypeORM's.
  */
-export const DEMO_HOSTS = [...HOSTS, 'cls'] as const;
+export const DEMO_HOSTS = [...HOSTS, 'cls', 'prisma'] as const;
 export type DemoHost = (typeof DEMO_HOSTS)[number];
 
 /** Every HTTP platform with every host the demo runs on. */
@@ -43,6 +45,7 @@ export function hostSettings(host: DemoHost): { options: IdempotencyModuleOption
     return { options: { typeormAccess: 'public-api' }, demo: { typeormAccess: 'public-api' }, env: { DEMO_TYPEORM_ACCESS: 'public-api' } };
   }
   if (host === 'cls') return { options: {}, demo: { tx: 'cls' }, env: { DEMO_TX: 'cls' } };
+  if (host === 'prisma') return { options: {}, demo: { tx: 'prisma' }, env: { DEMO_TX: 'prisma' } };
   return { options: {}, demo: {}, env: {} };
 }
 

@@ -19,6 +19,8 @@ describe('the package exports (built by npm test before Jest runs)', () => {
     ['import', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
     ['require', 'nestjs-pg-idempotency/drizzle', 'IdempotentDrizzle'],
     ['import', 'nestjs-pg-idempotency/drizzle', 'IdempotentDrizzle'],
+    ['require', 'nestjs-pg-idempotency/prisma', 'IdempotentPrisma'],
+    ['import', 'nestjs-pg-idempotency/prisma', 'IdempotentPrisma'],
   ])('%s("%s") provides %s', (how, specifier, name) => {
     const script =
       how === 'require'
@@ -48,6 +50,7 @@ describe('the package exports (built by npm test before Jest runs)', () => {
         (folder) => !folder.startsWith('demo/'),
       );
     expect(importing(/(?:from\s+|require\()\s*["']drizzle-orm/)).toEqual(['hosts/drizzle']);
+    expect(importing(/(?:from\s+|require\()\s*["']@prisma\//)).toEqual(['hosts/prisma']);
     expect(importing(/(?:from\s+|require\()\s*["']typeorm["']/)).toEqual([]);
   });
 

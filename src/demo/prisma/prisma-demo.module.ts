@@ -1,0 +1,66 @@
+import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import pg from 'pg';
+import { idempotentPrisma } from '../../hosts/prisma/index.js';
+import { IdempotencyModule } from '../../idempotency.module.js';
+import { CreateIdempotencyKeys1795996800000 } from '../../migrations/create-idempotency-keys.migration.js';
+import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
+import { DEMO_TABLES, migrateWithout } from '../demo-tables.js';
+import { PrismaClient } from './generated/client.js';
+import { PrismaPaymentsController } from './prisma-payments.controller.js';
+import { PrismaRefundsController } from './prisma-refunds.controller.js';
+
+const DEMO_POOL = Symbol('DEMO_POOL');
+
+/** The demo's node-postgres pool, its tables created on it first (no TypeORM on this host); ended at shutdown. */
+@Module({})
+class DemoPoolModule implements OnApplicationShutdown {
+  constructor(@Inject(DEMO_POOL) private readonly pool: pg.Pool) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool.end();
+  }
+
+  static forRoot(config: DemoConfig & { databaseUrl: string }): DynamicModule {
+    return {
+      module: DemoPoolModule,
+      providers: [
+        {
+          provide: DEMO_POOL,
+          useFactory: async () => {
+            const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize, connectionTimeoutMillis: config.poolTimeoutMs });
+            await migrateWithout(pool, [CreateIdempotencyKeys1795996800000, ...DEMO_TABLES]);
+            return pool;
+          },
+        },
+      ],
+      exports: [DEMO_POOL],
+    };
+  }
+}
+
+/** The demo payments API on Prisma 7 over a node-postgres pool (`DEMO_TX=prisma`): the same routes. */
+export function prismaDemoModule(config: DemoConfig & { databaseUrl: string }): DynamicModule {
+  const pools = DemoPoolModule.forRoot(config);
+  return {
+    module: class PrismaDemoModule {},
+    imports: [
+      pools,
+      IdempotencyModule.forRootAsync({
+        imports: [pools],
+        inject: [DEMO_POOL],
+        useFactory: (pool: pg.Pool) => ({
+          pool,
+          ttl: config.ttlSeconds * 1000,
+          sweepInterval: config.sweepIntervalMs,
+          lease: config.leaseSeconds * 1000,
+          renewLease: config.leaseRenewal,
+        }),
+      }),
+    ],
+    controllers: [PrismaPaymentsController, PrismaRefundsController],
+    providers: [
+      { provide: DEMO_CONFIG, useValue: config },
+      idempotentPrisma((adapter) => new PrismaClient({ adapter })),
+    ],
+  };
+}
