@@ -1,4 +1,4 @@
-// `npm run test:pooler`: the concurrency, replay, lease, wait and sweeper suites with their apps
+// `npm run test:pooler`: the concurrency, replay, lease, wait, sweeper and Prisma host suites with their apps
 // behind a real PgBouncer in transaction mode with a pool of 5 server connections and the
 // module's default options (APP_DATABASE_URL), and test/pooler/ (PgBouncers of its own, each
 // with new server sessions). The suites' own reads and set-up go to DATABASE_URL directly; with
@@ -14,6 +14,7 @@ const SUITES = [
   'test/e2e/lease-mode.spec.ts',
   'test/e2e/wait-mode.spec.ts',
   'test/e2e/expiry-sweeper.spec.ts',
+  'test/e2e/prisma-host.spec.ts',
 ];
 /**
  * A test whose premise is the app's own pool saturated by 20 transactions of 8 s: behind a pool

@@ -29,16 +29,20 @@ async function openServerConnections(url: string): Promise<void> {
 /**
  * The module's default options behind a real PgBouncer in transaction mode with a pool of 5
  * server connections, each new (none has prepared anything) and handed out in turn: the case
- * where prepared statements vanish between a connection's transactions.
+ * where prepared statements vanish between a connection's transactions. On TypeORM (the lab) and
+ * on Prisma (the demo with `DEMO_TX=prisma`: the payment and its ledger entry through
+ * `IdempotentPrisma`, whose queries PrismaPg sends unnamed).
  */
-describe.each(HTTP_PLATFORMS)('behind PgBouncer in transaction mode, with the default options, on %s', (platform) => {
+const PLATFORMS_AND_POOLER_HOSTS = HTTP_PLATFORMS.flatMap((platform) => (['typeorm', 'prisma'] as const).map((host) => [platform, host] as const));
+
+describe.each(PLATFORMS_AND_POOLER_HOSTS)('behind PgBouncer in transaction mode, with the default options, on %s, %s', (platform, host) => {
   let lab: RunningApp;
   let warn: jest.SpyInstance;
   beforeAll(async () => {
     warn = jest.spyOn(Logger.prototype, 'warn');
     process.env.APP_DATABASE_URL = pgbouncer('start', databaseUrl(), PORT);
     await openServerConnections(process.env.APP_DATABASE_URL);
-    lab = await appsOn(platform).startLab();
+    lab = host === 'prisma' ? await appsOn(platform, 'prisma').startDemo() : await appsOn(platform).startLab();
   });
   afterAll(async () => {
     await lab?.close();
