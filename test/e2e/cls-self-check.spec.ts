@@ -1,7 +1,9 @@
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
+import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
+import { IdempotentPrisma } from '../../src/hosts/prisma/index.js';
+import { startPrismaLab } from '../support/prisma-lab.js';
 import { appDatabaseUrl, bootstrapFailure, startLab } from '../support/apps.js';
 import { sql } from '../support/database.js';
 
@@ -10,7 +12,12 @@ class AdapterWithoutSavepoints extends IdempotentTransactionalAdapterTypeOrm {
   override onModuleInit(): void {}
 }
 
-const clsWith = (adapter: IdempotentTransactionalAdapterTypeOrm) =>
+/** The same on Prisma. */
+class PrismaAdapterWithoutSavepoints extends IdempotentTransactionalAdapterPrisma {
+  override onModuleInit(): void {}
+}
+
+const clsWith = (adapter: IdempotentTransactionalAdapterTypeOrm | IdempotentTransactionalAdapterPrisma) =>
   ClsModule.forRoot({ global: true, middleware: { mount: true }, plugins: [new ClsPluginTransactional({ adapter })] });
 
 /** What the cls adapter's startup check refuses, on a real key transaction. */
@@ -28,6 +35,12 @@ describe('the @nestjs-cls/transactional adapter at bootstrap', () => {
     expect((failure as Error).name).toBe('IdempotencyConfigurationError');
     expect((failure as Error).message).toMatch(/^nestjs-pg-idempotency: @nestjs-cls\/transactional 3\.\d+\.\d+: a failing Propagation.Required transaction/);
     expect((failure as Error).message).toMatch(/lease mode/);
+  });
+
+  it('on Prisma, refuses to start when a failing Propagation.Required transaction would keep its writes', async () => {
+    const failure = await bootstrapFailure(startPrismaLab({}, { imports: [clsWith(new PrismaAdapterWithoutSavepoints({ prismaInjectionToken: IdempotentPrisma }))] }));
+    expect((failure as Error).name).toBe('IdempotencyConfigurationError');
+    expect((failure as Error).message).toMatch(/@nestjs-cls\/transactional 3\.\d+\.\d+: a failing Propagation.Required transaction/);
   });
 
   it("refuses to start when the adapter was given another DataSource than the module's", async () => {

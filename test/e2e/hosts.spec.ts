@@ -1,13 +1,15 @@
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
+import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
+import { IdempotentPrisma } from '../../src/hosts/prisma/index.js';
 import { appsOn, HTTP_PLATFORMS, type HttpPlatform, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { startPrismaLab } from '../support/prisma-lab.js';
 import { sentQueries } from '../support/sent-queries.js';
+import { ClsPrismaScenarioController, PrismaScenarioLedger, PrismaScenarioPayments } from './cls-prisma.controller.js';
 import { PrismaPayments, PrismaScenarioController } from './prisma-host.controller.js';
 import { ClsScenarioController, ScenarioLedger, ScenarioPayments, TypeOrmScenarioController } from './hosts.controller.js';
 
@@ -17,7 +19,7 @@ import { ClsScenarioController, ScenarioLedger, ScenarioPayments, TypeOrmScenari
  * drizzle-host.app.mjs, which refuses to load TypeORM), and Prisma 7 on the same kind of pool
  * (IdempotentPrisma, its payment and ledger entry two models written through the key's client).
  */
-const HOSTS = ['typeorm', 'typeorm public API', 'cls', 'drizzle', 'prisma'] as const;
+const HOSTS = ['typeorm', 'typeorm public API', 'cls', 'drizzle', 'prisma', 'cls prisma'] as const;
 type Host = (typeof HOSTS)[number];
 
 const DRIZZLE_APP = 'test/e2e/drizzle-host.app.mjs';
@@ -28,6 +30,23 @@ const amounts = async (caller: string): Promise<number[]> =>
 async function startHostApp(platform: HttpPlatform, host: Host): Promise<RunningApp | DemoProcess> {
   if (host === 'drizzle') return startAppProcess(DRIZZLE_APP, { HTTP_PLATFORM: platform });
   if (host === 'prisma') return startPrismaLab({}, { platform, controllers: [PrismaScenarioController], providers: [PrismaPayments] });
+  if (host === 'cls prisma') {
+    return startPrismaLab(
+      {},
+      {
+        platform,
+        imports: [
+          ClsModule.forRoot({
+            global: true,
+            middleware: { mount: true },
+            plugins: [new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }) })],
+          }),
+        ],
+        controllers: [ClsPrismaScenarioController],
+        providers: [PrismaScenarioPayments, PrismaScenarioLedger],
+      },
+    );
+  }
   if (host === 'cls') {
     return appsOn(platform).startLab(
       {},
@@ -97,9 +116,11 @@ describe.each(HTTP_PLATFORMS.flatMap((platform) => HOSTS.map((host) => [platform
   });
 });
 
-describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent() request, on %s', (platform) => {
+const CLS_HOSTS = ['cls', 'cls prisma'] as const;
+
+describe.each(HTTP_PLATFORMS.flatMap((platform) => CLS_HOSTS.map((host) => [platform, host] as const)))('@nestjs-cls/transactional inside an @Idempotent() request, on %s, %s', (platform, host) => {
   let app: RunningApp;
-  beforeAll(async () => (app = (await startHostApp(platform, 'cls')) as RunningApp));
+  beforeAll(async () => (app = (await startHostApp(platform, host)) as RunningApp));
   afterAll(() => app.close());
   const post = (route: string, key: string | undefined, caller: string, amount = 100) =>
     send(`${app.url}/scenario/${route}`, { key, caller, body: { amount } });
@@ -122,7 +143,7 @@ describe.each(HTTP_PLATFORMS)('@nestjs-cls/transactional inside an @Idempotent()
     expect(await keyRows(caller)).toHaveLength(1);
   });
 
-  it('an executed payment, two @Transactional() services deep, costs the round trips it costs on TypeORM: no SAVEPOINT of its own', async () => {
+  (host === 'cls' ? it : it.skip)('an executed payment, two @Transactional() services deep, costs the round trips it costs on TypeORM: no SAVEPOINT of its own', async () => {
     await post('pay', newKey(), newCaller());
     const sent = await sentQueries(() => post('pay', newKey(), newCaller()));
     // START + lock + lookup + SAVEPOINT, INSERT, SELECT, the key's row + COMMIT.

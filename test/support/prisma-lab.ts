@@ -4,7 +4,7 @@ import pg from 'pg';
 import { PrismaClient } from '../../src/demo/prisma/generated/client.js';
 import { httpAdapterFor, type HttpPlatform } from '../../src/demo/http/http-platform.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
-import { idempotentPrisma, type PrismaClientFactory } from '../../src/hosts/prisma/index.js';
+import { IdempotentPrismaModule, type PrismaClientFactory } from '../../src/hosts/prisma/index.js';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
 import { appDatabaseUrl, type RunningApp } from './apps.js';
 
@@ -23,21 +23,21 @@ export interface PrismaLabSetup {
 
 /**
  * An app on Prisma over a node-postgres pool, as a Prisma team writes it: the module given the
- * pool (`IdempotencyModule.forRoot({ pool })`), `IdempotentPrisma` provided with the app's client
- * factory, a global ValidationPipe and problem filter.
+ * pool (`IdempotencyModule.forRoot({ pool })`), `IdempotentPrismaModule.forRoot()` with the app's
+ * client factory, a global ValidationPipe and problem filter.
  */
 export async function startPrismaLab(options: IdempotencyModuleOptions = {}, setup: PrismaLabSetup = {}): Promise<RunningApp> {
   const pool = new pg.Pool({ connectionString: appDatabaseUrl(), max: 20 });
   const { platform = 'express', controllers = [], providers = [], imports = [], client = prismaClient } = setup;
   @Module({
-    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0, ...options }), ...imports],
+    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0, ...options }), IdempotentPrismaModule.forRoot(client as PrismaClientFactory<PrismaClient>), ...imports],
     controllers,
-    providers: [idempotentPrisma(client as PrismaClientFactory<PrismaClient>), ...providers],
+    providers,
   })
   class PrismaLabModule {}
   let app: INestApplication | undefined;
   try {
-    app = await NestFactory.create(PrismaLabModule, httpAdapterFor(platform), { logger: false });
+    app = await NestFactory.create(PrismaLabModule, httpAdapterFor(platform), { logger: false, abortOnError: false });
     app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
     app.useGlobalFilters(new ProblemDetailsFilter(app.getHttpAdapter()));
     await app.listen(0, '127.0.0.1');

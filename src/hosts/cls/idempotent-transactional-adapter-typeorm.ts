@@ -1,9 +1,11 @@
 import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
 import type { DataSource, EntityManager } from 'typeorm';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { DatabaseHost } from '../database-host.js';
 import { joinAsSavepoint } from './join-as-savepoint.js';
 import { checkKeyTransactions } from './self-check.js';
-import { enterKeyTransaction, type TypeOrmTransactionOptions, typeOrmTransactions } from './typeorm-transactions.js';
+import { enterKeyTransaction, keyAwareTransactions } from './key-transactions.js';
+import { keyManager, type TypeOrmTransactionOptions, typeOrmTransactions } from './typeorm-transactions.js';
 
 /** Options of `IdempotentTransactionalAdapterTypeOrm`: those of `TransactionalAdapterTypeOrm`. */
 export interface IdempotentTransactionalAdapterTypeOrmOptions {
@@ -52,20 +54,31 @@ export class IdempotentTransactionalAdapterTypeOrm
     this.optionsFactory = (dataSource, [database]: DatabaseHost[]) => {
       this.given = { database, dataSource };
       database.useHandlerScope(dataSource, (handle, start, settled, savepoint) =>
-        enterKeyTransaction(this.host(), { handle: handle as EntityManager, savepoint }, start, settled),
+        enterKeyTransaction(this.host(), { tx: handle as EntityManager, savepoint }, start, settled),
       );
-      return typeOrmTransactions(dataSource);
+      return keyAwareTransactions(typeOrmTransactions(dataSource));
     };
   }
 
   /** Makes a `Required` transaction inside an @Idempotent() request a savepoint. */
   onModuleInit(): void {
-    joinAsSavepoint(this.host());
+    joinAsSavepoint(this.host(), keyManager);
   }
 
   /** Proves, on a real key transaction, that the cases above hold; throws when one does not. */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.given) await checkKeyTransactions(this.host(), this.given.database, this.given.dataSource);
+    if (!this.given) return;
+    const { database, dataSource } = this.given;
+    if (database.defaultHandle !== dataSource.manager) {
+      throw new IdempotencyConfigurationError(
+        "IdempotentTransactionalAdapterTypeOrm was given another DataSource than the one IdempotencyModule reserves keys on: its writes would commit outside the key's transaction; " +
+          'give both the same DataSource (the "dataSource" option of IdempotencyModule, the "dataSourceToken" of the adapter)',
+      );
+    }
+    await checkKeyTransactions(this.host(), database, {
+      keyTx: keyManager,
+      value: async (manager, sql) => ((await manager.query(sql)) as [{ value: string | null }])[0].value,
+    });
   }
 
   private host(): TransactionHost<any> {

@@ -1,5 +1,4 @@
 import { Propagation, type TransactionHost } from '@nestjs-cls/transactional';
-import { keyManager } from './key-manager.js';
 import { inSavepoint } from './key-savepoints.js';
 
 const JOINED = Symbol.for('nestjs-pg-idempotency.joins-as-savepoint');
@@ -7,7 +6,8 @@ const JOINED = Symbol.for('nestjs-pg-idempotency.joins-as-savepoint');
 type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
 
 /**
- * Makes a `Propagation.Required` transaction inside an @Idempotent() request (the default of
+ * Makes a `Propagation.Required` transaction inside an @Idempotent() request (`keyTx()`, the tool's
+ * handle on the key's transaction, is there; the default of
  * `@Transactional()` and `txHost.withTransaction()`) a savepoint of the key's transaction,
  * `Propagation.Nested`, so that its writes are undone when it throws, as they would be in a
  * transaction of its own. Inside it, a `Required` call joins that savepoint, as it joins any
@@ -15,11 +15,11 @@ type WithTransaction = TransactionHost['withTransaction'] & { [JOINED]?: true };
  * public `withTransaction()` (its documented arguments: `[propagation], [options], fn`): the
  * adapter's startup check (`self-check.ts`) proves by behaviour that it took.
  */
-export function joinAsSavepoint(host: TransactionHost): void {
+export function joinAsSavepoint(host: TransactionHost, keyTx: () => unknown): void {
   const own = host.withTransaction as WithTransaction;
   if (typeof own !== 'function' || own[JOINED]) return;
   const joined = function (this: TransactionHost, ...args: unknown[]) {
-    const key = keyManager();
+    const key = keyTx();
     if (key !== undefined) {
       // As withTransaction() reads them: (fn), (propagation | options, fn), (propagation, options, fn),
       // where `@Transactional()` passes undefined for what it was not given.

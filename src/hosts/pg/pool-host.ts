@@ -4,7 +4,7 @@ import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import type { PgPoolLike } from '../../options/module-options.js';
 import type { IdempotencySettings } from '../../options/settings.js';
 import type { DatabaseFailure } from '../database-failures.js';
-import type { Bound, DatabaseHost, OpenedTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
+import type { Bound, DatabaseHost, HandlerScope, OpenedTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
 import { type PooledConnection, runBounded } from '../wire/bounded-statement.js';
 import { HANDLER_SAVEPOINT, START_KEY_TRANSACTION } from '../wire/key-transaction-sql.js';
 import { OWN_POOL_SIZE, OwnPool } from '../wire/own-pool.js';
@@ -24,6 +24,8 @@ export class PgPoolHost implements DatabaseHost<KeyClient>, OnApplicationShutdow
   private readonly sender: StatementSender;
   private readonly ownPool: OwnPool<PgPoolLike>;
   private readonly failures = new FailureReading();
+  /** The scope a transaction tool registered (`useHandlerScope`). */
+  private scope?: HandlerScope;
 
   constructor(@Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings) {
     if (!settings.pool) throw new IdempotencyConfigurationError('the node-postgres host needs the "pool" option');
@@ -79,15 +81,18 @@ export class PgPoolHost implements DatabaseHost<KeyClient>, OnApplicationShutdow
     this.failures.through(unwrap);
   }
 
-  useHandlerScope(): never {
-    throw new IdempotencyConfigurationError(
-      'a transaction tool (@nestjs-cls/transactional) registered with the node-postgres host (the "pool" option): it serves TypeORM; ' +
-        'on a pool, write through IdempotentDrizzle (nestjs-pg-idempotency/drizzle) or the key client',
-    );
+  useHandlerScope(database: object, scope: HandlerScope): void {
+    if (database !== this.pool) {
+      throw new IdempotencyConfigurationError(
+        'a transaction tool registered for another pool than the one IdempotencyModule reserves keys on (the "pool" option): ' +
+          "its writes would commit outside the key's transaction; give both the same pool",
+      );
+    }
+    this.scope = scope;
   }
 
   private async open(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<KeyClient>> {
-    const transaction = new PoolKeyTransaction((await this.pool.connect()) as PoolClient, this.sender);
+    const transaction = new PoolKeyTransaction((await this.pool.connect()) as PoolClient, this.sender, this.scope);
     try {
       const results = await transaction.open([START_KEY_TRANSACTION, ...statements, HANDLER_SAVEPOINT], later);
       return { transaction, results: results.slice(1, 1 + statements.length) };

@@ -1,4 +1,4 @@
-import type { KeyTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
+import type { HandlerSavepoint, HandlerScope, KeyTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
 import { assertCommitted } from '../wire/commit-outcome.js';
 import { HANDLER_SAVEPOINT, ROLLBACK_HANDLER } from '../wire/key-transaction-sql.js';
 import type { PgClient } from '../wire/pg-client.js';
@@ -13,6 +13,9 @@ export interface PoolClient extends PgClient {
   query(config: unknown, values?: unknown, callback?: unknown): any;
   release(destroy?: boolean | Error): void;
 }
+
+/** The handler's savepoint is never lent here: a tool's transaction sets a savepoint of its own. */
+const NO_SAVEPOINT_TO_TAKE: HandlerSavepoint = { take: () => undefined };
 
 /** The key's transaction on a pooled client; the handler's handle is the client's `KeyClient`. */
 export class PoolKeyTransaction implements KeyTransaction<KeyClient> {
@@ -36,6 +39,7 @@ export class PoolKeyTransaction implements KeyTransaction<KeyClient> {
   constructor(
     private readonly client: PoolClient,
     private readonly sender: StatementSender,
+    private readonly scope: HandlerScope | undefined,
   ) {
     this.keyClient = KeyClient.carrying(client, (keyClient) => executionContext.getStore()?.handle === keyClient);
   }
@@ -49,8 +53,8 @@ export class PoolKeyTransaction implements KeyTransaction<KeyClient> {
     return this.sender.send(this.client, parts, later);
   }
 
-  enterHandler<T>(start: () => T): T {
-    return start();
+  enterHandler<T>(start: () => T, settled: Promise<void>): T {
+    return this.scope ? this.scope(this.handle, start, settled, NO_SAVEPOINT_TO_TAKE) : start();
   }
 
   async runBeforeHandler(statement: Statement): Promise<StatementResult> {

@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import type { IdempotencySettings } from '../../options/settings.js';
-import { DatabaseHost } from '../database-host.js';
+import { DatabaseHost, type HandlerScope } from '../database-host.js';
 import { executionContext } from '../execution-context.js';
 import { isKeyClient, type KeyClient } from '../pg/key-client.js';
 import { IdempotentPrismaPg, type PrismaPgOptions } from './idempotent-prisma-pg.js';
@@ -67,6 +67,14 @@ export class IdempotentPrisma<Client extends PrismaClientLike> implements OnModu
         "IdempotentPrisma runs on the node-postgres pool the module is given: IdempotencyModule.forRoot({ pool }), the same pool as the app's PrismaPg",
       );
     }
+  }
+
+  /**
+   * Registers the scope of a transaction tool of the app's that keeps its own current transaction
+   * (`IdempotentTransactionalAdapterPrisma` of `nestjs-pg-idempotency/cls`) with the module's host.
+   */
+  useHandlerScope(scope: HandlerScope): void {
+    this.host.useHandlerScope(this.pool ?? {}, scope);
   }
 
   async onApplicationBootstrap(): Promise<void> {
