@@ -27,9 +27,10 @@ export interface DemoConfig {
   /**
    * How the payment handler reaches its transaction (DEMO_TX): `typeorm` (default),
    * `IdempotencyTransaction`; `cls`, `@Transactional()` services through `@nestjs-cls/transactional`;
-   * `prisma`, Prisma 7 through `IdempotentPrisma` on a node-postgres pool (no TypeORM).
+   * `prisma`, Prisma 7 through `IdempotentPrisma` on a node-postgres pool (no TypeORM); `cls-prisma`,
+   * `@Transactional()` services through `@nestjs-cls/transactional` on that Prisma.
    */
-  tx?: 'typeorm' | 'cls' | 'prisma';
+  tx?: 'typeorm' | 'cls' | 'prisma' | 'cls-prisma';
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -46,7 +47,7 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     poolSize: integer(env.DEMO_POOL_SIZE, 20, 'DEMO_POOL_SIZE') || 20,
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
     typeormAccess: oneOf(env.DEMO_TYPEORM_ACCESS, ['auto', 'public-api'] as const, 'DEMO_TYPEORM_ACCESS'),
-    tx: oneOf(env.DEMO_TX, ['typeorm', 'cls', 'prisma'] as const, 'DEMO_TX'),
+    tx: oneOf(env.DEMO_TX, ['typeorm', 'cls', 'prisma', 'cls-prisma'] as const, 'DEMO_TX'),
   };
 }
 

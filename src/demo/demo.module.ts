@@ -19,7 +19,7 @@ import { TransactionalClsModule } from './transactional/transactional.module.js'
 @Module({})
 export class DemoModule {
   static forRoot(config: DemoConfig & { databaseUrl: string }): DynamicModule {
-    if (config.tx === 'prisma') return { module: DemoModule, imports: [prismaDemoModule(config)] };
+    if (config.tx === 'prisma' || config.tx === 'cls-prisma') return { module: DemoModule, imports: [prismaDemoModule(config)] };
     const cls = config.tx === 'cls';
     return {
       module: DemoModule,

@@ -29,9 +29,10 @@ export const PLATFORMS_AND_HOSTS: ReadonlyArray<readonly [HttpPlatform, Host]> =
  * The hosts the demo runs on: the TypeORM ones, `@nestjs-cls/transactional` on TypeORM
  * (`DEMO_TX=cls`: the payment written by `@Transactional()` services through `TransactionHost`),
  * and Prisma 7 on a node-postgres pool (`DEMO_TX=prisma`: the payment and its ledger entry
- * written through `IdempotentPrisma`). The lab apps (`startLab`) are TypeORM's.
+ * written through `IdempotentPrisma`; `DEMO_TX=cls-prisma`: by a `@Transactional()` service on it).
+ * The lab apps (`startLab`) are TypeORM's.
  */
-export const DEMO_HOSTS = [...HOSTS, 'cls', 'prisma'] as const;
+export const DEMO_HOSTS = [...HOSTS, 'cls', 'prisma', 'cls prisma'] as const;
 export type DemoHost = (typeof DEMO_HOSTS)[number];
 
 /** Every HTTP platform with every host the demo runs on. */
@@ -46,6 +47,7 @@ export function hostSettings(host: DemoHost): { options: IdempotencyModuleOption
   }
   if (host === 'cls') return { options: {}, demo: { tx: 'cls' }, env: { DEMO_TX: 'cls' } };
   if (host === 'prisma') return { options: {}, demo: { tx: 'prisma' }, env: { DEMO_TX: 'prisma' } };
+  if (host === 'cls prisma') return { options: {}, demo: { tx: 'cls-prisma' }, env: { DEMO_TX: 'cls-prisma' } };
   return { options: {}, demo: {}, env: {} };
 }
 

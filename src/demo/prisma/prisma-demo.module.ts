@@ -1,6 +1,9 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import pg from 'pg';
-import { idempotentPrisma } from '../../hosts/prisma/index.js';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { ClsModule } from 'nestjs-cls';
+import { IdempotentTransactionalAdapterPrisma } from '../../hosts/cls/index.js';
+import { IdempotentPrisma, IdempotentPrismaModule } from '../../hosts/prisma/index.js';
 import { IdempotencyModule } from '../../idempotency.module.js';
 import { CreateIdempotencyKeys1795996800000 } from '../../migrations/create-idempotency-keys.migration.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
@@ -8,6 +11,7 @@ import { DEMO_TABLES, migrateWithout } from '../demo-tables.js';
 import { PrismaClient } from './generated/client.js';
 import { PrismaPaymentsController } from './prisma-payments.controller.js';
 import { PrismaRefundsController } from './prisma-refunds.controller.js';
+import { TransactionalPrismaPayments, TransactionalPrismaPaymentsController } from './transactional-prisma-payments.js';
 
 const DEMO_POOL = Symbol('DEMO_POOL');
 
@@ -38,13 +42,28 @@ class DemoPoolModule implements OnApplicationShutdown {
   }
 }
 
-/** The demo payments API on Prisma 7 over a node-postgres pool (`DEMO_TX=prisma`): the same routes. */
+/**
+ * The demo payments API on Prisma 7 over a node-postgres pool: the same routes, the payment
+ * written through `IdempotentPrisma` (`DEMO_TX=prisma`) or by a `@Transactional()` service through
+ * `@nestjs-cls/transactional` (`DEMO_TX=cls-prisma`).
+ */
 export function prismaDemoModule(config: DemoConfig & { databaseUrl: string }): DynamicModule {
   const pools = DemoPoolModule.forRoot(config);
+  const cls = config.tx === 'cls-prisma';
   return {
     module: class PrismaDemoModule {},
     imports: [
       pools,
+      IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })),
+      ...(cls
+        ? [
+            ClsModule.forRoot({
+              global: true,
+              middleware: { mount: true },
+              plugins: [new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }) })],
+            }),
+          ]
+        : []),
       IdempotencyModule.forRootAsync({
         imports: [pools],
         inject: [DEMO_POOL],
@@ -57,10 +76,7 @@ export function prismaDemoModule(config: DemoConfig & { databaseUrl: string }): 
         }),
       }),
     ],
-    controllers: [PrismaPaymentsController, PrismaRefundsController],
-    providers: [
-      { provide: DEMO_CONFIG, useValue: config },
-      idempotentPrisma((adapter) => new PrismaClient({ adapter })),
-    ],
+    controllers: [cls ? TransactionalPrismaPaymentsController : PrismaPaymentsController, PrismaRefundsController],
+    providers: [{ provide: DEMO_CONFIG, useValue: config }, ...(cls ? [TransactionalPrismaPayments] : [])],
   };
 }
