@@ -37,13 +37,20 @@ export class PrismaScenarioController {
     private readonly prisma: IdempotentPrisma<PrismaClient>,
   ) {}
 
-  /** `x-fail: after-write` fails after both writes (500); `aborted`: a statement fails and is caught, the handler answers 201. */
+  /**
+   * `x-fail: after-write` fails after both writes (500); `aborted`: a statement fails and is
+   * caught, the handler answers 201; `timeout`: a statement runs past its timeout (57014).
+   */
   @Post('pay')
   @Idempotent()
   async pay(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest, @Headers('x-fail') fail?: string) {
     const payment = await this.payments.pay(request.user.id, dto.amount);
     if (fail === 'after-write') throw new InternalServerErrorException('failed after its write');
     if (fail === 'aborted') await this.prisma.client.$executeRawUnsafe('SELECT 1 / 0').catch(() => undefined);
+    if (fail === 'timeout') {
+      await this.prisma.client.$executeRawUnsafe("SET LOCAL statement_timeout = '20ms'");
+      await this.prisma.client.$queryRawUnsafe('SELECT pg_sleep(2)');
+    }
     if (dto.amount >= DECLINED_FROM) throw new HttpException('declined', 402);
     return { id: payment.id, amount: payment.amount, currency: payment.currency };
   }

@@ -55,6 +55,18 @@ describe.each(HTTP_PLATFORMS)('Prisma in the key transaction, on %s', (platform)
     expect(await ledgerCount(caller)).toBe(1);
   });
 
+  it("a database failure a Prisma error carries (a statement timeout) is a 503 with Retry-After, its writes undone, its key free", async () => {
+    const [caller, key] = [newCaller(), newKey()];
+    const failed = await post('pay', key, caller, { amount: 100 }, { 'x-fail': 'timeout' });
+    expect(failed.status).toBe(503);
+    expect(failed.json.type).toBe('urn:nestjs-pg-idempotency:store-unavailable');
+    expect(failed.headers['retry-after']).toMatch(/^\d+$/);
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await keyRows(caller)).toEqual([]);
+    expect((await post('pay', key, caller)).status).toBe(201);
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
   it('a nested $transaction() that fails is rolled back to its savepoint and keeps the outer writes', async () => {
     const [caller, key] = [newCaller(), newKey()];
     const answer = await post('nested', key, caller);

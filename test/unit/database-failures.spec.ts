@@ -1,5 +1,6 @@
 import { DatabaseUnavailableError, LostRaceError, RefusedByDatabaseError } from '../../src/hosts/database-failures.js';
 import { typeOrmFailure } from '../../src/hosts/typeorm/typeorm-failures.js';
+import { prismaDriverError } from '../../src/hosts/prisma/prisma-failures.js';
 import { postgresFailure, translated } from '../../src/hosts/wire/postgres-failures.js';
 
 /**
@@ -95,5 +96,24 @@ describe('database failures', () => {
     const bug = new TypeError('x is not a function');
     expect(translated(bug)).toBe(bug);
     expect(translated(pg('40001'))).toBeInstanceOf(LostRaceError);
+  });
+});
+
+describe("Prisma's errors, read through the driver adapter's error they carry", () => {
+  const known = (cause: object) => Object.assign(new Error('Invalid `prisma.payment.create()` invocation'), { code: 'P2034', meta: { driverAdapterError: { name: 'DriverAdapterError', cause } } });
+
+  it.each([
+    [{ kind: 'TransactionWriteConflict', originalCode: '40001', originalMessage: 'could not serialize access' }, LostRaceError],
+    [{ kind: 'postgres', code: '57014', message: 'canceling statement due to statement timeout' }, DatabaseUnavailableError],
+    [{ kind: 'TooManyConnections', originalCode: '53300', originalMessage: 'too many clients' }, DatabaseUnavailableError],
+    [{ kind: 'ConnectionClosed' }, DatabaseUnavailableError],
+    [{ kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 1 }, DatabaseUnavailableError],
+    [{ kind: 'UniqueConstraintViolation', originalCode: '23505', originalMessage: 'duplicate key' }, RefusedByDatabaseError],
+  ])('%o is a %p', (cause, failure) => {
+    expect(postgresFailure(prismaDriverError(known(cause)))).toBeInstanceOf(failure);
+  });
+
+  it('is nothing for an error with no driver adapter error (one of the module’s, passed on as it is)', () => {
+    expect(prismaDriverError(new Error('a query from outside the key’s transaction'))).toBeUndefined();
   });
 });
