@@ -10,6 +10,8 @@ const TARGETS = {
   replay: 2, // replay-path throughput / baseline throughput
   storm: 1.5, // steady p99 during the storm / steady p99 without it (at most)
   stormOverControl: 1.3, // steady p99 during the storm / during the control storm (at most): what a duplicate costs beyond receiving it
+  clsOverTypeOrm: 0.9, // execute path on @nestjs-cls/transactional / execute path on TypeORM, at concurrency 32
+  prismaOverTypeOrm: 1, // the module's ratio to its baseline on Prisma over the same on TypeORM (the cost no larger on Prisma)
 };
 
 export async function machine(database, serverNode = process.execPath) {
@@ -78,7 +80,7 @@ export function printReport(results, host) {
   for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
-  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle'].filter((name) => results.throughput[name]?.length);
+  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle', 'prismaBaseline', 'executePrisma', 'replayPrisma'].filter((name) => results.throughput[name]?.length);
   for (const scenario of hostScenarios) t[`${scenario}32`] = byConcurrency(results.throughput[scenario], 32);
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
   const sweeper = { alone: summarize(results.sweeper.alone), during: summarize([results.sweeper.during]) };
@@ -131,6 +133,9 @@ export function printReport(results, host) {
     executeCls: 'execute path on @nestjs-cls/transactional (DEMO_TX=cls)',
     drizzleBaseline: 'Drizzle baseline: plain db.transaction()',
     executeDrizzle: 'execute path on Drizzle (pool, no TypeORM)',
+    prismaBaseline: 'Prisma baseline: plain interactive $transaction()',
+    executePrisma: 'execute path on Prisma (IdempotentPrisma, pool, no TypeORM)',
+    replayPrisma: 'replay path on Prisma: one key',
   };
   for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
   for (const scenario of hostScenarios) add(named[scenario], t[`${scenario}32`]);
@@ -179,8 +184,20 @@ export function printReport(results, host) {
   addRatio("baseline + the key's statements (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyReservation', 32), atConcurrency('baseline', 32), 'rps'), null);
   addRatio("execute path / baseline + the key's statements req/s, concurrency 32", perRound(atConcurrency('execute', 32), atConcurrency('keyReservation', 32), 'rps'), null);
   if (hostScenarios.length) {
-    addRatio('execute path on @nestjs-cls/transactional / execute path on TypeORM req/s, concurrency 32', perRound(atConcurrency('executeCls', 32), atConcurrency('execute', 32), 'rps'), null);
+    addRatio('execute path on @nestjs-cls/transactional / execute path on TypeORM req/s, concurrency 32', perRound(atConcurrency('executeCls', 32), atConcurrency('execute', 32), 'rps'), TARGETS.clsOverTypeOrm);
     addRatio('execute path on Drizzle / Drizzle baseline req/s, concurrency 32', perRound(atConcurrency('executeDrizzle', 32), atConcurrency('drizzleBaseline', 32), 'rps'), null);
+    if (results.throughput.executePrisma?.length) {
+      const prismaExecute = perRound(atConcurrency('executePrisma', 32), atConcurrency('prismaBaseline', 32), 'rps');
+      const typeOrmExecute = perRound(atConcurrency('execute', 32), atConcurrency('baseline', 32), 'rps');
+      addRatio('execute path on Prisma / Prisma baseline req/s, concurrency 32', prismaExecute, null);
+      addRatio('replay path on Prisma / Prisma baseline req/s, concurrency 32', perRound(atConcurrency('replayPrisma', 32), atConcurrency('prismaBaseline', 32), 'rps'), null);
+      // The module's cost on Prisma against its cost on TypeORM, each as a ratio to its own baseline.
+      addRatio(
+        '(execute / baseline on Prisma) / (execute / baseline on TypeORM), concurrency 32',
+        prismaExecute.map((value, i) => value / typeOrmExecute[i]).filter((value) => Number.isFinite(value)),
+        TARGETS.prismaOverTypeOrm,
+      );
+    }
   }
   addRatio(
     '**storm headline**: steady p99 during the duplicate storm / during the control storm',

@@ -50,7 +50,7 @@ try {
   const serverEnv = { DATABASE_URL: database.url };
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
   log('starting the servers and drivers');
-  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle] = await Promise.all([
+  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' }, execPath }),
     start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' }, execPath }),
@@ -65,6 +65,8 @@ try {
     start('servers/module.mjs', { name: 'module server (cls)', env: { ...serverEnv, DEMO_TX: 'cls' }, execPath }),
     start('servers/drizzle.mjs', { name: 'drizzle baseline server', env: { ...serverEnv, DRIZZLE_SERVER: 'baseline' }, execPath }),
     start('servers/drizzle.mjs', { name: 'drizzle module server', env: { ...serverEnv, DRIZZLE_SERVER: 'module' }, execPath }),
+    start('servers/prisma.mjs', { name: 'prisma baseline server', env: { ...serverEnv, PRISMA_SERVER: 'baseline' }, execPath }),
+    start('servers/prisma.mjs', { name: 'prisma module server', env: { ...serverEnv, PRISMA_SERVER: 'module' }, execPath }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -91,7 +93,7 @@ try {
     return { name, ...measured, warmup, cpu: usage, server: stats, side };
   }
 
-  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [], prismaBaseline: [], executePrisma: [], replayPrisma: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
 
   // 0. Once, before anything is measured: every server runs each of its paths under load for
   // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
@@ -101,8 +103,8 @@ try {
   await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
   for (const floor of [keyReservation, keyInsert]) await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  for (const host of [moduleCls, moduleDrizzle]) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  await load.call('run', { ...jitWarmup, url: url(drizzleBaseline), mode: 'none', token: `bench-${run}-jit-warmup` });
+  for (const host of [moduleCls, moduleDrizzle, modulePrisma]) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  for (const plain of [drizzleBaseline, prismaBaseline]) await load.call('run', { ...jitWarmup, url: url(plain), mode: 'none', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fixed', ...warmupReplay });
@@ -132,6 +134,16 @@ try {
     results.throughput.executeCls.push(await measure(`round ${round}: execute path on @nestjs-cls/transactional`, moduleCls, { ...hosts, token: `bench-${run}-execute-cls` }));
     results.throughput.drizzleBaseline.push(await measure(`round ${round}: Drizzle baseline`, drizzleBaseline, { ...hosts, mode: 'none', token: `bench-${run}-drizzle-baseline` }));
     results.throughput.executeDrizzle.push(await measure(`round ${round}: execute path on Drizzle`, moduleDrizzle, { ...hosts, token: `bench-${run}-execute-drizzle` }));
+    // Prisma beside its own baseline (a plain interactive $transaction()), execute and replay.
+    results.throughput.prismaBaseline.push(await measure(`round ${round}: Prisma baseline`, prismaBaseline, { ...hosts, mode: 'none', token: `bench-${run}-prisma-baseline` }));
+    results.throughput.executePrisma.push(await measure(`round ${round}: execute path on Prisma`, modulePrisma, { ...hosts, token: `bench-${run}-execute-prisma` }));
+    if (!replayKeys.has('prisma')) {
+      const replay = { token: `bench-${run}-replay-prisma`, key: randomUUID() };
+      const prime = await load.call('prime', { url: url(modulePrisma), ...replay });
+      if (prime.status !== 201 || prime.replayed) throw new Error(`priming the Prisma replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
+      replayKeys.set('prisma', replay);
+    }
+    results.throughput.replayPrisma.push(await measure(`round ${round}: replay path on Prisma`, modulePrisma, { ...hosts, mode: 'fixed', ...replayKeys.get('prisma') }));
   }
   results.replayExecutions = [...(await paymentsOf([...replayKeys.values()].map((replay) => replay.token))).values()];
 
@@ -205,7 +217,7 @@ try {
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
-  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm].map((child) => child.kill()));
+  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma].map((child) => child.kill()));
   status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));

@@ -6,3 +6,6 @@ export const IDEMPOTENT_ROUTE = 'nestjs-pg-idempotency:route';
 
 /** Response header that marks a replayed outcome. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** Metadata key under which `@IdempotentMessage()` stores its handler options. */
+export const IDEMPOTENT_MESSAGE = 'nestjs-pg-idempotency:message';

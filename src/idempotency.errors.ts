@@ -29,8 +29,8 @@ export class UnreplayableRouteError extends IdempotencyConfigurationError {
 export class NotAnHttpRouteError extends IdempotencyConfigurationError {
   constructor(readonly handlers: readonly string[]) {
     super(
-      `@Idempotent() works on HTTP controller routes only, and these handlers are not HTTP routes; remove it from them ` +
-        `(a message handler can deduplicate by its message's id):\n` +
+      `@Idempotent() works on HTTP controller routes only, and @IdempotentMessage() on message handlers only; these handlers are neither ` +
+        `for the decorator they carry: remove it from them (a @MessagePattern() / @EventPattern() handler takes @IdempotentMessage()):\n` +
         handlers.map((handler) => `  - ${handler}`).join('\n'),
     );
     this.name = 'NotAnHttpRouteError';

@@ -12,6 +12,10 @@ import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
 import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
 import { KeyReserver } from './reserve/key-reserver.js';
+import { IdempotentMessageHandlers } from './message/idempotent-message-handlers.js';
+import { IdempotentMessages } from './message/idempotent-messages.js';
+import { IdempotentMessageInterceptor } from './message/message.interceptor.js';
+import { MessageRunner } from './message/message-run.js';
 import { KeyTable } from './table/key-table.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencySweeper } from './sweeper/idempotency.sweeper.js';
@@ -50,6 +54,10 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotentRoutesExplorer,
     IdempotencyEvents,
     PrometheusMetrics,
+    IdempotentMessageHandlers,
+    MessageRunner,
+    IdempotentMessages,
+    IdempotentMessageInterceptor,
   ],
   exports: [
     IDEMPOTENCY_SETTINGS,
@@ -60,6 +68,10 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotencyTransaction,
     IdempotencyInterceptor,
     IdempotencyEvents,
+    IdempotentMessageHandlers,
+    MessageRunner,
+    IdempotentMessages,
+    IdempotentMessageInterceptor,
   ],
 })
 export class IdempotencyModule extends ConfigurableModuleClass {

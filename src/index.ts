@@ -33,3 +33,11 @@ export { CreateIdempotencyKeys1795996800000 } from './migrations/create-idempote
 export { CREATE_IDEMPOTENCY_KEYS, DROP_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys.schema.js';
 export { CreatePartitionedIdempotencyKeys1795996800000 } from './migrations/create-partitioned-idempotency-keys.migration.js';
 export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys-partitioned.schema.js';
+export { IdempotentMessage } from './message/idempotent-message.decorator.js';
+export type { IdempotentMessageOptions } from './message/message-options.js';
+export type { ReceivedMessage } from './message/received-message.js';
+export type { MessageOutcome, Settlement } from './message/message-outcome.js';
+export { settlementOf } from './message/message-outcome.js';
+export { type ConsumedMessage, type ConsumeOptions, IdempotentMessages } from './message/idempotent-messages.js';
+export type { MessageDelivery } from './message/transports/message-delivery.js';
+export { type AmqpChannel, type AmqpMessage, ATTEMPT_HEADER, rmqDelivery } from './message/transports/rmq-delivery.js';

@@ -23,7 +23,8 @@ const mode = process.env.DRIZZLE_SERVER ?? 'module';
 if (mode !== 'baseline' && mode !== 'module') throw new Error(`DRIZZLE_SERVER must be "baseline" or "module", got "${mode}"`);
 
 const schema = { payments };
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+// Idle connections go after a second: the bench's servers take turns on one PostgreSQL's connections.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, idleTimeoutMillis: 1_000 });
 const db = drizzle({ client: pool, schema });
 const idempotent = new IdempotentDrizzle(db, { schema });
 

@@ -1,30 +1,43 @@
 import type { IdempotencyMode } from '../options/module-options.js';
 
 /**
- * What happened to an idempotent request, or to the table. `handler` names the route as
- * `Controller.method` (low cardinality, fit for metric labels); no event carries the key.
+ * The broker a message event is about (`rmq`, `nats`, or a consumer's own name); HTTP events
+ * carry none.
+ */
+interface Transported {
+  transport?: string;
+}
+
+/**
+ * What happened to an idempotent request or message, or to the table. `handler` names the route
+ * or message handler as `Controller.method` (low cardinality, fit for metric labels); no event
+ * carries the key.
  */
 export type IdempotencyEvent =
-  /** The handler ran and its outcome was recorded. */
-  | { type: 'executed'; handler: string; mode: IdempotencyMode; status: number; durationMs: number }
-  /** A stored outcome was replayed. */
-  | { type: 'replayed'; handler: string; status: number }
-  /** A duplicate arrived while the key was in progress: 409. */
-  | { type: 'in-progress'; handler: string }
-  /** The key came back with another payload: 422. */
-  | { type: 'mismatch'; handler: string }
+  /** The handler ran and its outcome was recorded (a message: status 200). */
+  | ({ type: 'executed'; handler: string; mode: IdempotencyMode; status: number; durationMs: number } & Transported)
+  /** A stored outcome was replayed (a message: a duplicate acked without running). */
+  | ({ type: 'replayed'; handler: string; status: number } & Transported)
+  /** A duplicate arrived while the key was in progress: 409 (a message: requeued, not run). */
+  | ({ type: 'in-progress'; handler: string } & Transported)
+  /** The key came back with another payload: 422 (a message: dead-lettered, not run). */
+  | ({ type: 'mismatch'; handler: string } & Transported)
+  /** A message that cannot be de-duplicated (no key, a key too long, not JSON): dead-lettered, nothing written. */
+  | { type: 'malformed'; handler: string; transport: string; reason: string }
+  /** A message whose handler failed its last attempt: recorded as failed, its writes undone, dead-lettered. */
+  | { type: 'dead-lettered'; handler: string; transport: string; attempts: number; durationMs: number }
   /**
    * The handler ran but nothing was kept: the key is free again. `reason`: the outcome is not
    * stored by policy (5xx, transient 4xx), it failed to record or was too large, the client went
    * away, or the lease was taken over meanwhile.
    */
-  | {
+  | ({
       type: 'released';
       handler: string;
       mode: IdempotencyMode;
       reason: 'not-stored' | 'failed' | 'abandoned' | 'lease-lost';
       status?: number;
       durationMs: number;
-    }
+    } & Transported)
   /** A sweep deleted expired rows (on the partitioned table: dropped `partitionsDropped` partitions whole). */
   | { type: 'swept'; deleted: number; partitionsDropped?: number; durationMs: number };

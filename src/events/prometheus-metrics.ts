@@ -70,12 +70,16 @@ export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
         registers: [registry],
       }),
     );
+    const messages = metric('idempotency_messages_total', (name) =>
+      new client.Counter({ name, help: 'Idempotent message deliveries by outcome', labelNames: ['handler', 'transport', 'outcome'], registers: [registry] }),
+    );
     const swept = metric('idempotency_keys_swept_total', (name) =>
       new client.Counter({ name, help: 'Expired idempotency keys deleted by the sweeper', labelNames: [], registers: [registry] }),
     );
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'swept') return swept.inc({}, event.deleted);
       const outcome = event.type.replace('-', '_');
+      if (event.transport !== undefined) return messages.inc({ handler: event.handler, transport: event.transport, outcome });
       requests.inc({ handler: event.handler, outcome });
       if (event.type === 'executed' || event.type === 'released') {
         durations.observe({ handler: event.handler, outcome }, event.durationMs / 1000);

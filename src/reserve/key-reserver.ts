@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+
 import type { KeyHold } from '../hold/key-hold.js';
 import { LeaseHold } from '../hold/lease-hold.js';
 import { KeyTable } from '../table/key-table.js';
@@ -12,6 +13,9 @@ import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import type { Refusal, Reservation } from './reservation.js';
 import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';
 import { reserveInTransaction } from './transactional-reservation.js';
+
+/** What reserving a key needs of its route or message handler: the mode, and lease mode's lease. */
+export type ReservationRules = Pick<RouteSettings, 'mode' | 'leaseMs' | 'renewLease'>;
 
 /**
  * Reserves keys in the route's mode, asking this instance's replay cache first: a completed
@@ -33,7 +37,7 @@ export class KeyReserver {
     this.cache = new ReplayCache(settings.replayCache);
   }
 
-  async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+  async reserve(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
     const known = this.cache.lookup(request, performance.now());
     if (known) return known;
     // Wait on the reservation of this key in flight here, if any, and on the next one while each
@@ -47,7 +51,7 @@ export class KeyReserver {
     return this.inFlight.lead(request, () => this.reserveInDatabase(request, route));
   }
 
-  private async reserveInDatabase(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+  private async reserveInDatabase(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
     const startedAt = performance.now();
     const { scope, fingerprint } = request;
     const table = await this.table.strategy();

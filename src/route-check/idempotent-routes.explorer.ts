@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
+import { IDEMPOTENT_MESSAGE, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
+import { IdempotentMessageHandlers } from '../message/idempotent-message-handlers.js';
 import { NotAnHttpRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../options/idempotent-routes.js';
 import { PATH_METADATA, PATTERN_METADATA } from './nest-route-metadata.js';
@@ -10,16 +11,19 @@ import { unreplayableReason } from './unreplayable-route.js';
  * Checks every controller and provider at bootstrap, so that `app.init()` / `app.listen()` fails
  * instead of the route's first request:
  * - `@Idempotent()` on a handler that is not an HTTP route (a message pattern, a provider's
- *   method): {@link NotAnHttpRouteError}, naming each;
+ *   method), or `@IdempotentMessage()` on one that is not a message pattern:
+ *   {@link NotAnHttpRouteError}, naming each;
  * - an `@Idempotent()` route (by method or by class) whose responses cannot be replayed:
  *   {@link UnreplayableRouteError}, naming each such route and how to fix it;
  * - an invalid route option: the option's error.
- * Each route's settings are resolved here, once, into `IdempotentRoutes`.
+ * Each route's settings are resolved here, once, into `IdempotentRoutes`, and each message
+ * handler's into `IdempotentMessageHandlers`.
  */
 @Injectable()
 export class IdempotentRoutesExplorer implements OnModuleInit {
   constructor(
     private readonly routes: IdempotentRoutes,
+    private readonly messages: IdempotentMessageHandlers,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
@@ -33,9 +37,14 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
       if (!controller?.prototype) continue;
       for (const name of this.scanner.getAllMethodNames(controller.prototype)) {
         const handler = controller.prototype[name];
+        if (Reflect.getMetadata(IDEMPOTENT_MESSAGE, handler) !== undefined) {
+          if (Reflect.getMetadata(PATTERN_METADATA, handler) === undefined) notHttp.push(`${controller.name}.${name} (@IdempotentMessage() on a handler that is no @MessagePattern() / @EventPattern())`);
+          else this.messages.of(controller, handler);
+          continue;
+        }
         if (this.reflector.getAllAndOverride(IDEMPOTENT_ROUTE, [handler, controller]) === undefined) continue;
         if (Reflect.getMetadata(PATTERN_METADATA, handler) !== undefined) {
-          notHttp.push(`${controller.name}.${name} (a @MessagePattern() / @EventPattern() handler)`);
+          notHttp.push(`${controller.name}.${name} (a @MessagePattern() / @EventPattern() handler: mark it @IdempotentMessage())`);
           continue;
         }
         // By class, @Idempotent() covers the routes; the controller's other methods are not handlers.

@@ -21,6 +21,9 @@ describe('the package exports (built by npm test before Jest runs)', () => {
     ['import', 'nestjs-pg-idempotency/drizzle', 'IdempotentDrizzle'],
     ['require', 'nestjs-pg-idempotency/prisma', 'IdempotentPrisma'],
     ['import', 'nestjs-pg-idempotency/prisma', 'IdempotentPrisma'],
+    ['require', 'nestjs-pg-idempotency/jetstream', 'JetStreamServer'],
+    ['import', 'nestjs-pg-idempotency/jetstream', 'JetStreamServer'],
+    ['import', 'nestjs-pg-idempotency', 'IdempotentMessages'],
   ])('%s("%s") provides %s', (how, specifier, name) => {
     const script =
       how === 'require'
@@ -51,6 +54,7 @@ describe('the package exports (built by npm test before Jest runs)', () => {
       );
     expect(importing(/(?:from\s+|require\()\s*["']drizzle-orm/)).toEqual(['hosts/drizzle']);
     expect(importing(/(?:from\s+|require\()\s*["']@prisma\//)).toEqual(['hosts/prisma']);
+    expect(importing(/(?:from\s+|require\()\s*["'](?:nats|@nestjs\/microservices)["']/)).toEqual(['jetstream/jetstream-server.js']);
     expect(importing(/(?:from\s+|require\()\s*["']typeorm["']/)).toEqual([]);
   });
 

@@ -1,0 +1,2 @@
+export { JetStreamContext, JetStreamServer, type JetStreamServerOptions } from './jetstream-server.js';
+export { type JetStreamMessage, jetStreamDelivery } from './jetstream-delivery.js';

@@ -1,0 +1,109 @@
+// A Nest app consuming messages exactly once, as a process of its own: a hybrid app whose
+// microservice is Nest's RMQ transport (TRANSPORT=rmq, queue QUEUE, noAck: false, a dead-letter
+// queue QUEUE.dead) or JetStreamServer (TRANSPORT=nats, stream STREAM, durable DURABLE), the
+// module on a node-postgres pool, each handler's one row written through IdempotentDrizzle.
+// - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
+//   payment (caller, amount); data.poison: throws after its write; data.holdMs: holds that long
+//   after its write; data.kill === 'before-commit': SIGKILLs itself after its write on its first
+//   delivery; 'after-commit': SIGKILLs itself once the outcome is committed, before the ack.
+// - @MessagePattern('payment.quote') @IdempotentMessage(): writes a payment, answers { quote }.
+// - RMQ only: a consumer written by hand on MANUAL_QUEUE (amqplib, IdempotentMessages.consumeDelivery
+//   over rmqDelivery), pattern 'payment.manual', writing the same row.
+// GET /stats answers the module's message events counted by type. Prints "listening on <url>".
+import 'reflect-metadata';
+import { Controller, Get, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Ctx, EventPattern, MessagePattern, Payload, Transport } from '@nestjs/microservices';
+import amqplib from 'amqplib';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+import { IdempotencyEvents, IdempotencyModule, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
+import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
+import { JetStreamServer } from 'nestjs-pg-idempotency/jetstream';
+
+const env = process.env;
+const transport = env.TRANSPORT ?? 'rmq';
+const RABBITMQ = env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const NATS = env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 });
+const db = new IdempotentDrizzle(drizzle({ client: pool }));
+const options = { maxAttempts: Number(env.MAX_ATTEMPTS ?? 3), retryDelay: Number(env.RETRY_DELAY_MS ?? 100) };
+/** Deliveries whose outcome, once committed, this process dies on before it acks. */
+const killAfterCommit = new Set();
+
+async function pay(data) {
+  await db.db.execute(sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`);
+}
+
+const firstDelivery = (context) =>
+  transport === 'rmq' ? !context.getMessage().fields.redelivered && !context.getMessage().properties.headers?.['x-idempotency-attempt'] : context.getMessage().info.deliveryCount === 1;
+
+class MessagesController {
+  async created(data, context) {
+    await pay(data);
+    if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
+    if (data.poison) throw new Error(`poison message ${data.amount}`);
+    if (data.kill === 'before-commit' && firstDelivery(context)) process.kill(process.pid, 'SIGKILL');
+    if (data.kill === 'after-commit' && firstDelivery(context)) killAfterCommit.add(data.amount);
+  }
+
+  async quote(data) {
+    await pay(data);
+    return { quote: data.amount * 2 };
+  }
+}
+Controller()(MessagesController);
+decorate(MessagesController, 'created', [EventPattern('payment.created'), IdempotentMessage(options)], [Payload(), Ctx()]);
+decorate(MessagesController, 'quote', [MessagePattern('payment.quote'), IdempotentMessage(options)], [Payload()]);
+
+const counts = {};
+class StatsController {
+  stats() {
+    return counts;
+  }
+}
+Controller('stats')(StatsController);
+decorate(StatsController, 'stats', [Get()], []);
+
+class AppModule {}
+Module({ imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })], controllers: [MessagesController, StatsController] })(AppModule);
+
+const app = await NestFactory.create(AppModule, { logger: ['error'] });
+app.get(IdempotencyEvents).subscribe((event) => {
+  if (!event.transport) return;
+  counts[event.type] = (counts[event.type] ?? 0) + 1;
+  // The outcome is committed; the ack has not been sent yet.
+  if (event.type === 'executed' && killAfterCommit.size > 0) process.kill(process.pid, 'SIGKILL');
+});
+const queueOptions = { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.QUEUE}.dead` } };
+app.connectMicroservice(
+  transport === 'rmq'
+    ? { transport: Transport.RMQ, options: { urls: [RABBITMQ], queue: env.QUEUE, noAck: false, prefetchCount: 16, queueOptions } }
+    : { strategy: new JetStreamServer({ servers: NATS, stream: env.STREAM, durable: env.DURABLE, ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000) }) },
+);
+await app.startAllMicroservices();
+if (transport === 'rmq' && env.MANUAL_QUEUE) {
+  const connection = await amqplib.connect(RABBITMQ);
+  const channel = await connection.createConfirmChannel();
+  await channel.assertQueue(env.MANUAL_QUEUE, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.MANUAL_QUEUE}.dead` } });
+  await channel.prefetch(16);
+  const messages = app.get(IdempotentMessages);
+  const manual = { ...options, name: 'ManualConsumer.payment' };
+  await channel.consume(env.MANUAL_QUEUE, (amqp) => {
+    if (!amqp) return;
+    const delivery = rmqDelivery(channel, amqp, 'payment.manual');
+    void messages.consumeDelivery(delivery, () => pay(delivery.message.data), manual);
+  });
+}
+app.enableShutdownHooks();
+await app.listen(0, '127.0.0.1');
+console.log(`listening on http://127.0.0.1:${app.getHttpServer().address().port}`);
+
+/** Applies method and parameter decorators to `Class.prototype[name]`, as TypeScript would. */
+function decorate(Class, name, methodDecorators, parameterDecorators) {
+  const descriptor = Object.getOwnPropertyDescriptor(Class.prototype, name);
+  Reflect.defineMetadata('design:paramtypes', parameterDecorators.map(() => Object), Class.prototype, name);
+  parameterDecorators.forEach((decorator, index) => decorator(Class.prototype, name, index));
+  Object.defineProperty(Class.prototype, name, Reflect.decorate(methodDecorators, Class.prototype, name, descriptor) ?? descriptor);
+}

@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { paymentCount, sql } from '../support/database.js';
+import { newCaller } from '../support/http.js';
+import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { type TestQueue, testQueue } from '../support/rabbitmq.js';
+
+const CONSUMER = 'test/e2e/message-consumer.app.mjs';
+
+const startConsumer = (queue: TestQueue, env: Record<string, string> = {}) =>
+  startAppProcess(CONSUMER, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env });
+const stats = async (consumer: DemoProcess): Promise<Record<string, number>> => (await fetch(`${consumer.url}/stats`)).json() as Promise<Record<string, number>>;
+const amounts = async (caller: string): Promise<number[]> =>
+  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
+/** The queue is empty and its consumers are stopped: every message was acked (an unacked one would be back, ready). */
+const drained = async (queue: TestQueue) => (await queue.counts()).ready === 0;
+
+/** Idempotent consumers on the machine's RabbitMQ, through Nest's RMQ transport: exactly one effect per message key. */
+describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () => {
+  let queue: TestQueue;
+  const consumers: DemoProcess[] = [];
+  beforeEach(async () => (queue = await testQueue()));
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.kill().catch(() => undefined)));
+    await queue.close();
+  });
+  const started = async (env: Record<string, string> = {}) => {
+    const consumer = await startConsumer(queue, env);
+    consumers.push(consumer);
+    return consumer;
+  };
+
+  it('a message published three times (a publisher retrying) has one effect: the first run and acked after its commit, each duplicate acked without running', async () => {
+    const consumer = await started();
+    const [caller, id] = [newCaller(), randomUUID()];
+    for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
+      queue.publish('payment.created', { caller, amount: 10 }, id);
+      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+    }
+    expect(await amounts(caller)).toEqual([10]);
+    await consumer.stop();
+    expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
+  });
+
+  it('published three times at once, it runs once: the duplicates that meet the key held are requeued, then acked without running', async () => {
+    const consumer = await started();
+    const [caller, id] = [newCaller(), randomUUID()];
+    for (let i = 0; i < 3; i++) queue.publish('payment.created', { caller, amount: 10 }, id);
+    await waitFor('the three deliveries', async () => {
+      const counted = await stats(consumer);
+      return counted.executed === 1 && counted.replayed === 2;
+    });
+    expect(await amounts(caller)).toEqual([10]);
+    await consumer.stop();
+    expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
+  });
+
+  it('a request-reply pattern answers a duplicate with the stored reply, and runs once', async () => {
+    const consumer = await started();
+    const { default: amqplib } = await import('amqplib');
+    const connection = await amqplib.connect(process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
+    try {
+      const channel = await connection.createChannel();
+      const { queue: replyTo } = await channel.assertQueue('', { exclusive: true });
+      const replies: unknown[] = [];
+      await channel.consume(replyTo, (message) => message && replies.push({ to: message.properties.correlationId, ...JSON.parse(message.content.toString()) }), { noAck: true });
+      const [caller, id] = [newCaller(), randomUUID()];
+      for (const [index, correlationId] of ['a', 'b'].entries()) {
+        channel.sendToQueue(queue.name, Buffer.from(JSON.stringify({ pattern: 'payment.quote', data: { caller, amount: 21 }, id: correlationId })), {
+          messageId: id,
+          replyTo,
+          correlationId,
+        });
+        await waitFor('the reply', async () => replies.length === index + 1);
+      }
+      expect(replies).toEqual([
+        { to: 'a', response: { quote: 42 }, isDisposed: true },
+        { to: 'b', response: { quote: 42 }, isDisposed: true },
+      ]);
+      expect(await paymentCount(caller)).toBe(1);
+      expect(await stats(consumer)).toEqual({ executed: 1, replayed: 1 });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('a consumer SIGKILLed between its commit and its ack: the broker redelivers, and the handler does not run again', async () => {
+    const victim = await started();
+    const [caller, id] = [newCaller(), randomUUID()];
+    queue.publish('payment.created', { caller, amount: 11, kill: 'after-commit' }, id);
+    await waitFor('the consumer to die after its commit', async () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    expect(await amounts(caller)).toEqual([11]);
+    const next = await started();
+    await waitFor('the redelivery', async () => ((await stats(next)).replayed ?? 0) === 1);
+    expect(await stats(next)).toEqual({ replayed: 1 });
+    expect(await amounts(caller)).toEqual([11]);
+    await next.stop();
+    expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
+  });
+
+  it('a consumer SIGKILLed before its commit leaves nothing: the redelivery runs it once', async () => {
+    const victim = await started();
+    const [caller, id] = [newCaller(), randomUUID()];
+    queue.publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
+    await waitFor('the consumer to die before its commit', async () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    expect(await amounts(caller)).toEqual([]);
+    const next = await started();
+    await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
+    expect(await amounts(caller)).toEqual([12]);
+    await next.stop();
+    expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
+  });
+
+  it('a duplicate while another consumer holds the key is neither run nor acked: requeued, then acked as a duplicate once the first commits', async () => {
+    const [a, b] = [await started(), await started()];
+    const [caller, id] = [newCaller(), randomUUID()];
+    queue.publish('payment.created', { caller, amount: 13, holdMs: 1_500 }, id);
+    // The holder's transaction has written its payment and holds the key.
+    await waitFor('a consumer to hold the key', async () =>
+      (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`)).length === 1,
+    );
+    queue.publish('payment.created', { caller, amount: 13, holdMs: 1_500 }, id);
+    await waitFor('the duplicate to be answered', async () => {
+      const [sa, sb] = [await stats(a), await stats(b)];
+      return (sa.executed ?? 0) + (sb.executed ?? 0) === 1 && (sa.replayed ?? 0) + (sb.replayed ?? 0) === 1;
+    });
+    const [sa, sb] = [await stats(a), await stats(b)];
+    expect((sa['in-progress'] ?? 0) + (sb['in-progress'] ?? 0)).toBeGreaterThanOrEqual(1);
+    expect(await amounts(caller)).toEqual([13]);
+  });
+
+  it('a poison message is dead-lettered after its attempts, its writes undone each time, and the queue keeps moving', async () => {
+    const consumer = await started({ MAX_ATTEMPTS: '3' });
+    const caller = newCaller();
+    queue.publish('payment.created', { caller, amount: 99, poison: true }, randomUUID());
+    for (let amount = 1; amount <= 5; amount++) queue.publish('payment.created', { caller, amount }, randomUUID());
+    await waitFor('the poison message to be dead-lettered', async () => (await queue.counts()).dead === 1);
+    await waitFor('the others to run', async () => ((await stats(consumer)).executed ?? 0) === 5);
+    expect(await amounts(caller)).toEqual([1, 2, 3, 4, 5]);
+    const [dead] = await queue.takeDead();
+    expect(JSON.parse(dead.content.toString())).toEqual({ pattern: 'payment.created', data: { caller, amount: 99, poison: true } });
+    expect(await stats(consumer)).toEqual({ executed: 5, released: 2, 'dead-lettered': 1 });
+    // Delivered again, it is acked without running: its key is recorded as failed.
+    queue.publish('payment.created', { caller, amount: 99, poison: true }, dead.properties.messageId as string);
+    await waitFor('the copy to be acked', async () => ((await stats(consumer)).replayed ?? 0) === 1);
+    expect(await amounts(caller)).toEqual([1, 2, 3, 4, 5]);
+    expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
+  });
+
+  // AMQP's message-id holds at most 255 characters: a longer key comes only from a key function (the NATS suite sends one).
+  it('a message with no id is dead-lettered with a clear error, counted, and nothing is written', async () => {
+    const consumer = await started();
+    const caller = newCaller();
+    queue.publish('payment.created', { caller, amount: 1 });
+    await waitFor('it to be dead-lettered', async () => (await queue.counts()).dead === 1);
+    expect(await stats(consumer)).toEqual({ malformed: 1 });
+    expect(consumer.output()).toMatch(/MessagesController\.created: a malformed rmq message was dead-lettered: the message has no key/);
+    expect(await amounts(caller)).toEqual([]);
+  });
+});
+
+describe('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentMessages.consumeDelivery)', () => {
+  let queue: TestQueue;
+  let manual: TestQueue;
+  let consumer: DemoProcess;
+  beforeAll(async () => {
+    [queue, manual] = [await testQueue(), await testQueue('idempotency-manual')];
+    consumer = await startConsumer(queue, { MANUAL_QUEUE: manual.name });
+  });
+  afterAll(async () => {
+    await consumer?.kill();
+    await queue?.close();
+    await manual?.close();
+  });
+
+  it('runs a message once however often it is published, and dead-letters a body that is not JSON, counted, nothing written', async () => {
+    const [caller, id] = [newCaller(), randomUUID()];
+    for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
+      manual.publish('ignored', undefined, id, Buffer.from(JSON.stringify({ caller, amount: 7 })));
+      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+    }
+    manual.publish('ignored', undefined, randomUUID(), Buffer.from('{"caller": not json'));
+    await waitFor('the malformed one to be dead-lettered', async () => (await stats(consumer)).malformed === 1);
+    expect(await amounts(caller)).toEqual([7]);
+    expect(await manual.counts()).toEqual({ ready: 0, dead: 1 });
+    expect(consumer.output()).toMatch(/ManualConsumer\.payment: a malformed rmq message was dead-lettered: the message body is not JSON/);
+  });
+});
