@@ -2,7 +2,7 @@
 // microservice is Nest's RMQ transport (TRANSPORT=rmq, queue QUEUE, noAck: false, a dead-letter
 // queue QUEUE.dead) or JetStreamServer (TRANSPORT=nats, stream STREAM, durable DURABLE), the
 // module on a node-postgres pool, each handler's one row written through IdempotentDrizzle.
-// - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
+// Patterns carry PATTERN_PREFIX. - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
 //   payment (caller, amount); data.poison: throws after its write; data.holdMs: holds that long
 //   after its write; data.kill === 'before-commit': SIGKILLs itself after its write on its first
 //   delivery; 'after-commit': SIGKILLs itself once the outcome is committed, before the ack.
@@ -29,6 +29,8 @@ const NATS = env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 });
 const db = new IdempotentDrizzle(drizzle({ client: pool }));
 const options = { maxAttempts: Number(env.MAX_ATTEMPTS ?? 3), retryDelay: Number(env.RETRY_DELAY_MS ?? 100) };
+/** Prefixes the patterns (JetStream subjects: each test run's stream has subjects of its own). */
+const PREFIX = env.PATTERN_PREFIX ?? '';
 /** Deliveries whose outcome, once committed, this process dies on before it acks. */
 const killAfterCommit = new Set();
 
@@ -54,8 +56,8 @@ class MessagesController {
   }
 }
 Controller()(MessagesController);
-decorate(MessagesController, 'created', [EventPattern('payment.created'), IdempotentMessage(options)], [Payload(), Ctx()]);
-decorate(MessagesController, 'quote', [MessagePattern('payment.quote'), IdempotentMessage(options)], [Payload()]);
+decorate(MessagesController, 'created', [EventPattern(`${PREFIX}payment.created`), IdempotentMessage(options)], [Payload(), Ctx()]);
+decorate(MessagesController, 'quote', [MessagePattern(`${PREFIX}payment.quote`), IdempotentMessage(options)], [Payload()]);
 
 const counts = {};
 class StatsController {

@@ -146,6 +146,18 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
   });
 
+  it('the same key with another payload is not run: dead-lettered, logged and counted', async () => {
+    const consumer = await started();
+    const [caller, id] = [newCaller(), randomUUID()];
+    queue.publish('payment.created', { caller, amount: 14 }, id);
+    await waitFor('the first to run', async () => (await stats(consumer)).executed === 1);
+    queue.publish('payment.created', { caller, amount: 15 }, id);
+    await waitFor('the other payload to be dead-lettered', async () => (await queue.counts()).dead === 1);
+    expect(await stats(consumer)).toEqual({ executed: 1, mismatch: 1 });
+    expect(consumer.output()).toMatch(/MessagesController\.created: a rmq message came with a key already used for another payload/);
+    expect(await amounts(caller)).toEqual([14]);
+  });
+
   // AMQP's message-id holds at most 255 characters: a longer key comes only from a key function (the NATS suite sends one).
   it('a message with no id is dead-lettered with a clear error, counted, and nothing is written', async () => {
     const consumer = await started();
