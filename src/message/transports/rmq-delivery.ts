@@ -14,6 +14,8 @@ export interface AmqpChannel {
   ack(message: AmqpMessage): void;
   nack(message: AmqpMessage, allUpTo?: boolean, requeue?: boolean): void;
   sendToQueue(queue: string, content: Buffer, options?: object, callback?: (error: unknown) => void): boolean;
+  /** A `ConfirmChannel`'s: its publishes are confirmed by the broker. */
+  waitForConfirms?(): Promise<void>;
 }
 
 /** The header that counts a message's deliveries on a classic queue, where the broker counts none. */
@@ -30,8 +32,8 @@ export const ATTEMPT_HEADER = 'x-idempotency-attempt';
  * if it has one); `requeue` waits `retryDelayMs`, then on a quorum queue `nack`s with requeue (the
  * broker counts the delivery), and elsewhere, for a message published to the default exchange,
  * sends a copy to its queue with the attempt header (one higher after a failed attempt),
- * confirmed, before the ack (so that the next delivery knows its attempt); any other is `nack`ed
- * with requeue.
+ * confirmed, before the ack (so that the next delivery knows its attempt: a `ConfirmChannel`'s
+ * only); any other is `nack`ed with requeue.
  */
 export function rmqDelivery(channel: AmqpChannel, amqp: AmqpMessage, pattern: string, data?: { value: unknown }): MessageDelivery {
   const headers = textHeaders(amqp.properties.headers);
@@ -55,8 +57,10 @@ export function rmqDelivery(channel: AmqpChannel, amqp: AmqpMessage, pattern: st
       if (settlement === 'dead-letter') return channel.nack(amqp, false, false);
       if (retryDelayMs > 0) await sleep(retryDelayMs);
       if (typeof counted === 'number' || amqp.fields.exchange !== '') return channel.nack(amqp, false, true);
+      const copy = { ...amqp.properties, headers: { ...amqp.properties.headers, [ATTEMPT_HEADER]: failed ? attempt + 1 : attempt } };
+      // A plain channel confirms nothing: no copy, the original requeued (counted as the same attempt).
+      if (typeof channel.waitForConfirms !== 'function') return channel.nack(amqp, false, true);
       await new Promise<void>((resolve, reject) => {
-        const copy = { ...amqp.properties, headers: { ...amqp.properties.headers, [ATTEMPT_HEADER]: failed ? attempt + 1 : attempt } };
         channel.sendToQueue(amqp.fields.routingKey, amqp.content, copy, (error) => (error ? reject(error) : resolve()));
       }).then(
         () => channel.ack(amqp),
