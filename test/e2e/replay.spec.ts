@@ -1,8 +1,9 @@
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
-import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
+import { appsOn, PLATFORMS_AND_DEMO_HOSTS, type RunningApp } from '../support/apps.js';
 
-describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
+// Every host the demo runs on: TypeORM (both accesses), cls on TypeORM, and Prisma (plain and through cls) on the node-postgres pool host.
+describe.each(PLATFORMS_AND_DEMO_HOSTS)('on %s, %s', (platform, host) => {
   const { startDemo } = appsOn(platform, host);
 
   describe('first request executes, retries replay it (demo API)', () => {
