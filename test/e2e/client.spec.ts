@@ -6,6 +6,7 @@ import { keyRows, paymentCount } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { startDroppingProxy } from '../support/dropping-proxy.js';
+import { entered, release } from '../support/latch.js';
 import { newCaller, newKey, validPayment } from '../support/http.js';
 import { FailurePolicyController } from './failure-policy.controller.js';
 
@@ -125,19 +126,21 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('nestjs-pg-idempotency/client: what it retries and how long it waits', () => {
     it('a 409 while the first attempt runs: waits the Retry-After (1 s), then gets the replay', async () => {
-      const demo = await startDemo({ latencyMs: 1_500 });
+      const lab = await startLab({}, { controllers: [LabController] });
       try {
         const caller = newCaller();
         const key = newKey();
-        const client = new IdempotentClient({ baseDelayMs: 50 });
-        const first = client.fetch(`${demo.url}/payments`, { ...payment(caller), idempotencyKey: key });
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const url = `${lab.url}/lab/held-write`;
+        const first = new IdempotentClient({ baseDelayMs: 50 }).fetch(url, { ...payment(caller, {}), idempotencyKey: key });
+        await entered(caller);
         const retries: RetryInfo[] = [];
         const started = Date.now();
-        const duplicate = await new IdempotentClient({ baseDelayMs: 50, onRetry: (retry) => retries.push(retry) }).fetch(
-          `${demo.url}/payments`,
-          { ...payment(caller), idempotencyKey: key },
-        );
+        // The first attempt holds the key until the duplicate's 409 came back; then it answers.
+        const onRetry = (retry: RetryInfo) => {
+          retries.push(retry);
+          release(caller);
+        };
+        const duplicate = await new IdempotentClient({ baseDelayMs: 50, onRetry }).fetch(url, { ...payment(caller, {}), idempotencyKey: key });
         const original = await first;
         expect(retries[0].reason).toBeInstanceOf(Response);
         expect((retries[0].reason as Response).status).toBe(409);
@@ -148,7 +151,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         expect(await duplicate.response.text()).toBe(await original.response.text());
         expect(await paymentCount(caller)).toBe(1);
       } finally {
-        await demo.close();
+        await lab.close();
       }
     });
 
@@ -203,10 +206,17 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const port = await closedPort();
       const controller = new AbortController();
       const retries: RetryInfo[] = [];
-      const client = new IdempotentClient({ baseDelayMs: 60_000, maxDelayMs: 60_000, random: () => 1, onRetry: (retry) => retries.push(retry) });
+      let backingOff!: () => void;
+      const inBackoff = new Promise<void>((resolve) => (backingOff = resolve));
+      const onRetry = (retry: RetryInfo) => {
+        retries.push(retry);
+        backingOff();
+      };
+      const client = new IdempotentClient({ baseDelayMs: 60_000, maxDelayMs: 60_000, random: () => 1, onRetry });
       const started = Date.now();
       const pending = client.fetch(`http://127.0.0.1:${port}/`, { method: 'POST', signal: controller.signal }).catch((error: Error) => error);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The first attempt failed and the client waits its 60 s backoff.
+      await inBackoff;
       controller.abort();
       const failure = await pending;
       expect(failure).toBeInstanceOf(IdempotentRequestError);

@@ -1,10 +1,10 @@
-import { Body, Controller, InternalServerErrorException, Post, UseGuards } from '@nestjs/common';
-import { keyRows, paymentCount } from '../support/database.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Body, Controller, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
+import { keyLockHolders, keyRows, paymentCount } from '../support/database.js';
 import { Idempotent } from '../../src/index.js';
-import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
+import { entered, hold, release } from '../support/latch.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
 describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
@@ -115,29 +115,25 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
 
   describe('a storm of duplicates', () => {
     it('does not starve requests for other keys of pool connections', async () => {
-      // /payments takes 3 s inside its handler; /lab/scoped is instant. The pool has 20 connections.
-      const lab = await startLab({}, { latencyMs: 3_000, controllers: [LabController] });
+      // The storm's holder keeps its key and its connection (lab/held-write) until every
+      // other-key request has answered; /lab/scoped is instant. The pool has 20 connections.
+      const lab = await startLab({}, { controllers: [LabController] });
       try {
         const stormCaller = newCaller();
         const key = newKey();
-        let holderDoneAt = 0;
-        const storm = Array.from({ length: 200 }, () =>
-          send(`${lab.url}/payments`, { key, caller: stormCaller, body: validPayment }).then((answer) => {
-            if (answer.status === 201 && !answer.headers['idempotent-replayed']) holderDoneAt = Date.now();
-            return answer;
-          }),
-        );
-        await sleep(100);
+        const storm = Array.from({ length: 200 }, () => send(`${lab.url}/lab/held-write`, { key, caller: stormCaller, body: {} }));
+        await entered(stormCaller);
         const caller = newCaller();
         const others = await Promise.all(
           Array.from({ length: 20 }, () => send(`${lab.url}/lab/scoped`, { key: newKey(), caller, body: {} })),
         );
-        const othersDoneAt = Date.now();
+        // Every other-key request finished while the storm's holder still held its key.
+        expect(await keyLockHolders(key, stormCaller, 'POST /lab/held-write')).toBe(1);
+        release(stormCaller);
         const stormAnswers = await Promise.all(storm);
         expect(others.map((a) => a.status)).toEqual(Array(20).fill(201));
-        // Every other-key request finished while the storm's holder was still running.
-        expect(holderDoneAt).toBeGreaterThan(othersDoneAt);
         expect(stormAnswers.filter((a) => a.status >= 500)).toEqual([]);
+        expect(stormAnswers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed'])).toHaveLength(1);
         expect(await paymentCount(caller)).toBe(20);
         expect(await paymentCount(stormCaller)).toBe(1);
       } finally {
@@ -150,11 +146,11 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
 @Controller('in-flight')
 @UseGuards(BearerAuthGuard)
 class InFlightController {
-  /** 600 ms, then a 500 when asked: the key is released, nothing recorded. */
+  /** Holds until the test releases the caller's latch, then a 500 when asked: the key is released, nothing recorded. */
   @Post()
   @Idempotent()
-  async slow(@Body() body: { fail?: boolean }): Promise<object> {
-    await sleep(600);
+  async held(@Body() body: { fail?: boolean }, @Req() request: AuthenticatedRequest): Promise<object> {
+    await hold(request.user.id);
     if (body.fail) throw new InternalServerErrorException();
     return body;
   }
@@ -176,9 +172,10 @@ describe.each(PLATFORMS_AND_HOSTS)('another payload while a transaction holds th
   it('gets 409 on the holding instance as on any other (not a 422 for a key that may never be spent); once the holder failed, it runs', async () => {
     const [caller, key] = [newCaller(), newKey()];
     const first = send(`${a.url}/in-flight`, { key, caller, body: { fail: true } });
-    await sleep(200);
+    await entered(caller);
     const [onA, onB] = await Promise.all([a, b].map((app) => send(`${app.url}/in-flight`, { key, caller, body: { n: 2 } })));
     expect([onA.status, onB.status]).toEqual([409, 409]);
+    release(caller);
     expect((await first).status).toBe(500);
     const after = await send(`${a.url}/in-flight`, { key, caller, body: { n: 2 } });
     expect([after.status, after.headers['idempotent-replayed']]).toEqual([201, undefined]);

@@ -3,6 +3,7 @@ import { withIdempotencyCors } from '../../src/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { type Answer, newCaller, newKey, send } from '../support/http.js';
+import { release } from '../support/latch.js';
 
 const origin = 'https://shop.example';
 
@@ -70,9 +71,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('a 409 for a duplicate in flight carries Retry-After and exposes it', async () => {
       const caller = newCaller();
       const key = newKey();
-      const first = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { origin, 'x-work-ms': '2000' } });
+      const first = send(`${lab.url}/lab/held-write`, { key, caller, body: {}, headers: { origin } });
       await handlerBackend();
-      const duplicate = await send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { origin } });
+      const duplicate = await send(`${lab.url}/lab/held-write`, { key, caller, body: {}, headers: { origin } });
+      release(caller);
       await first;
       expect(duplicate.status).toBe(409);
       expect(duplicate.headers['retry-after']).toBe('1');

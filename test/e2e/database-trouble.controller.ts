@@ -5,34 +5,40 @@ import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { writePayment } from '../support/common-routes.controller.js';
+import { hold } from '../support/latch.js';
 import { type SelfSender, sendItself } from '../support/platform-response.js';
 
-/** A slow write in lease mode, and handlers that send their answer themselves before they end. */
+/** The latch both requests of a lock pair hold on between their locks, whichever order they take them in. */
+export const lockPairLatch = (first: string, second: string): string => `lock pair ${[first, second].sort().join(' ')}`;
+
+/** A lock pair that deadlocks, a held write in lease mode, and handlers that send their answer themselves before they end. */
 @Controller('lab')
 @UseGuards(BearerAuthGuard)
 export class DatabaseTroubleController {
   constructor(private readonly tx: IdempotencyTransaction) {}
 
   /**
-   * Writes, then takes two transaction-level advisory locks with a pause between: two requests
-   * taking the same pair in opposite orders deadlock, and PostgreSQL aborts one of them (40P01).
+   * Writes, then takes two transaction-level advisory locks, holding between them until the test
+   * releases the pair's latch (`lockPairLatch`): two requests taking the same pair in opposite
+   * orders, both released once both hold their first lock, deadlock, and PostgreSQL aborts one of
+   * them (40P01).
    */
   @Post('lock-pair')
   @Idempotent()
   async lockPair(@Req() request: AuthenticatedRequest, @Headers('x-first') first: string, @Headers('x-second') second: string): Promise<Payment> {
     const payment = await writePayment(this.tx, request);
     await this.tx.manager.query('SELECT pg_advisory_xact_lock($1)', [first]);
-    await sleep(300);
+    await hold(lockPairLatch(first, second));
     await this.tx.manager.query('SELECT pg_advisory_xact_lock($1)', [second]);
     return payment;
   }
 
-  /** The same as LabController's slow-write in lease mode: the payment commits on its own, before the answer. */
-  @Post('lease-slow-write')
+  /** LabController's held-write in lease mode: the payment commits on its own, before the answer. */
+  @Post('lease-held-write')
   @Idempotent({ mode: 'lease', lease: '1s' })
-  async leaseSlowWrite(@Req() request: AuthenticatedRequest, @Headers('x-work-ms') workMs?: string): Promise<Payment> {
+  async leaseHeldWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
     const payment = await writePayment(this.tx, request);
-    await sleep(Number(workMs ?? 600));
+    await hold(request.user.id);
     return payment;
   }
 

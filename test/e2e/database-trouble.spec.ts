@@ -1,12 +1,12 @@
 import { RequestTimeoutException } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { catchError, throwError, timeout, TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
-import { handlerBackend, keyRows, paymentCount, sql, until } from '../support/database.js';
+import { handlerBackend, keyLockHolders, keyRows, paymentCount, sql, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, databaseUrl, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
-import { DatabaseTroubleController } from './database-trouble.controller.js';
+import { entered, release } from '../support/latch.js';
+import { DatabaseTroubleController, lockPairLatch } from './database-trouble.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
@@ -19,9 +19,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('the connection lost mid-request: 503 store-unavailable, the write undone, the key free', async () => {
       const caller = newCaller();
       const key = newKey();
-      // 3 s of work after the write: the connection is cut while the handler still works.
-      const answer = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { 'x-work-ms': '3000' } });
+      // The handler is held after its write: the connection is cut while it still works.
+      const answer = send(`${lab.url}/lab/held-write`, { key, caller, body: {} });
       await sql('SELECT pg_terminate_backend($1)', [await handlerBackend()]);
+      release(caller);
       const failed = await answer;
       expect(failed.status).toBe(503);
       expect(failed.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -29,7 +30,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await paymentCount(caller)).toBe(0);
       expect(await keyRows(caller)).toEqual([]);
 
-      const retry = await send(`${lab.url}/lab/slow-write`, { key, caller, body: {} });
+      const retry = await send(`${lab.url}/lab/held-write`, { key, caller, body: {} });
       expect(retry.status).toBe(201);
       expect(await paymentCount(caller)).toBe(1);
     });
@@ -38,10 +39,14 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const [a, b] = [String(Math.floor(Math.random() * 1e12)), String(Math.floor(Math.random() * 1e12))];
       const [callerA, callerB] = [newCaller(), newCaller()];
       const [keyA, keyB] = [newKey(), newKey()];
-      const answers = await Promise.all([
+      const sent = [
         send(`${lab.url}/lab/lock-pair`, { key: keyA, caller: callerA, body: {}, headers: { 'x-first': a, 'x-second': b } }),
         send(`${lab.url}/lab/lock-pair`, { key: keyB, caller: callerB, body: {}, headers: { 'x-first': b, 'x-second': a } }),
-      ]);
+      ];
+      // Both hold their first lock: each now asks for the other's.
+      await entered(lockPairLatch(a, b), 2);
+      release(lockPairLatch(a, b));
+      const answers = await Promise.all(sent);
       expect(answers.map((answer) => answer.status).sort()).toEqual([201, 503]);
       const lost = answers.findIndex((answer) => answer.status === 503);
       expect(answers[lost].json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:store-unavailable', status: 503 });
@@ -55,25 +60,25 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it.each([
-      ['transactional', 'slow-write'],
-      ['lease', 'lease-slow-write'],
+      ['transactional', 'held-write'],
+      ['lease', 'lease-held-write'],
     ])('%s mode, a client that disconnects mid-request: the outcome is still recorded, the retry gets it', async (_mode, route) => {
       const caller = newCaller();
       const key = newKey();
       const controller = new AbortController();
       const aborted = fetch(`${lab.url}/lab/${route}`, {
         method: 'POST',
-        headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json', 'x-work-ms': '1500' },
+        headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json' },
         body: '{}',
         signal: controller.signal,
       }).catch((error: Error) => error);
-      // The handler has written (uncommitted in transactional mode) and works on for 1.5 s.
-      if (route === 'slow-write') await handlerBackend();
-      else await until(async () => (await paymentCount(caller)) === 1);
+      // The handler has written (uncommitted in transactional mode) and is held.
+      await entered(caller);
       controller.abort();
       expect(await aborted).toHaveProperty('name', 'AbortError');
       const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
       expect(during.status).toBe(409);
+      release(caller);
       await until(async () => (await keyRows(caller)).some((row) => row.state === 'completed'));
       expect(await keyRows(caller)).toMatchObject([{ key, state: 'completed', status: 201 }]);
       const retry = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
@@ -129,22 +134,21 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     afterAll(() => lab.close());
 
     it.each([
-      ['transactional', 'slow-write', 0],
-      ['lease', 'lease-slow-write', 1],
+      ['transactional', 'held-write', 0],
+      ['lease', 'lease-held-write', 1],
     ])('%s mode: the 408 leaves at once, the key stays held until the handler ends, then is free', async (_mode, route, kept) => {
       const caller = newCaller();
       const key = newKey();
       const sentAt = Date.now();
-      const headers = { 'x-work-ms': '1500' };
-      const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {}, headers });
+      const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
       expect(first.status).toBe(408);
       expect(Date.now() - sentAt).toBeLessThan(1_000);
-      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {}, headers });
+      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
       expect(during.status).toBe(409);
-      // The handler ends 1.5 s after it started; the key is then released (408 is not stored):
-      // in transactional mode with the handler's write rolled back, in lease mode after it.
-      await sleep(Math.max(0, sentAt + 1_550 - Date.now()));
-      await until(async () => (await keyRows(caller)).length === 0);
+      // The handler ends once released; the key is then released (408 is not stored): in
+      // transactional mode with the handler's write rolled back, in lease mode after it.
+      release(caller);
+      await until(async () => (await keyLockHolders(key, caller, `POST /lab/${route}`)) === 0 && (await keyRows(caller)).length === 0, 'the key free');
       expect(await paymentCount(caller)).toBe(kept);
     });
   });

@@ -2,6 +2,7 @@ import { handlerBackend } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { release } from '../support/latch.js';
 import { defaultFilterProblemContentType } from '../support/loaded-versions.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
@@ -27,9 +28,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('a 409 for a duplicate in flight keeps its Retry-After', async () => {
       const caller = newCaller();
       const key = newKey();
-      const first = send(`${lab.url}/lab/slow-write`, { key, caller, body: {}, headers: { 'x-work-ms': '2000' } });
+      const first = send(`${lab.url}/lab/held-write`, { key, caller, body: {} });
       await handlerBackend();
-      const duplicate = await send(`${lab.url}/lab/slow-write`, { key, caller, body: {} });
+      const duplicate = await send(`${lab.url}/lab/held-write`, { key, caller, body: {} });
+      release(caller);
       await first;
       expect(duplicate.status).toBe(409);
       expect(duplicate.headers['retry-after']).toBe('1');

@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { Idempotent } from '../../src/index.js';
 import type { IdempotentDrizzle } from '../../src/hosts/drizzle/index.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
+import { hold } from '../support/latch.js';
 
 /** What a write the handler left running met, by caller. */
 export const lateWrites = new Map<string, string>();
@@ -73,18 +74,21 @@ export function drizzleKeyClientController(drizzle: IdempotentDrizzle) {
       return { ok: true };
     }
 
-    /** Answers, and leaves a write running that comes after the key's transaction ended. */
+    /**
+     * Answers, and leaves a write running that comes after the key's transaction ended: it is sent
+     * once the test releases the caller's latch.
+     */
     @Post('late')
     @Idempotent()
     late(@Req() request: AuthenticatedRequest): { ok: true } {
       const db = drizzle.db;
       const caller = request.user.id;
-      setTimeout(() => {
-        db.execute(insert(caller, 3)).then(
+      void hold(caller)
+        .then(() => db.execute(insert(caller, 3)))
+        .then(
           () => lateWrites.set(caller, 'written'),
           (error: Error) => lateWrites.set(caller, reason(error)),
         );
-      }, 300);
       return { ok: true };
     }
   }

@@ -8,6 +8,7 @@ import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter
 import { appDatabaseUrl } from '../support/apps.js';
 import { keyRows, paymentCount, until } from '../support/database.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { release } from '../support/latch.js';
 import { drizzleKeyClientController, lateWrites } from './drizzle-key-client.controller.js';
 
 /** The node-postgres host's key client under Drizzle: what a handler's misuse of the key's transaction meets. */
@@ -80,8 +81,9 @@ describe('Drizzle on the key transaction of a node-postgres pool', () => {
   it('a write the handler left running, after the key transaction ended, is refused: it never lands in another request\'s transaction', async () => {
     const caller = newCaller();
     expect((await send(`${url}/drizzle/late`, { key: newKey(), caller, body: {} })).status).toBe(201);
-    // Other requests meanwhile take the same pooled connections.
+    // Other requests meanwhile take the same pooled connections; then the left write goes out.
     await Promise.all(Array.from({ length: 8 }, () => send(`${url}/drizzle/inner-failure`, { key: newKey(), caller: newCaller(), body: {} })));
+    release(caller);
     await until(async () => lateWrites.has(caller), 'the late write to settle');
     expect(lateWrites.get(caller)).toMatch(/outside the key's transaction/);
     expect(await paymentCount(caller)).toBe(0);

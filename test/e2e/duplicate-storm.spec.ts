@@ -1,22 +1,12 @@
-import { scopeKey } from '../../src/parse/scoped-key.js';
-import { paymentCount, sql, until } from '../support/database.js';
+import { keyLockHolders, paymentCount, until } from '../support/database.js';
 import { appDatabaseUrl, appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
+import { LabController } from '../support/common-routes.controller.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
+import { release } from '../support/latch.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 import { sentQueries } from '../support/sent-queries.js';
 
 const executedOnce = (answers: Answer[]) => answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
-
-/** How many sessions hold the advisory lock of the key's scope on the demo's POST /payments. */
-async function keyLockHolders(key: string, caller: string): Promise<number> {
-  const { lockId } = scopeKey(key, caller, 'POST /payments');
-  const rows = await sql(
-    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-       AND classid::bigint = ($1::bigint >> 32) & 4294967295 AND objid::bigint = $1::bigint & 4294967295`,
-    [lockId],
-  );
-  return rows.length;
-}
 
 /** The statements sent, by kind (`EXECUTE name`, `START TRANSACTION` …), without the per-connection PREPAREs. */
 const statements = (sent: string[]): string[] =>
@@ -67,8 +57,8 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
     let a: RunningApp;
     let b: RunningApp;
     beforeAll(async () => {
-      a = await startLab({}, { latencyMs: 3_000 });
-      b = await startLab({ replayCache: false });
+      a = await startLab({}, { controllers: [LabController] });
+      b = await startLab({ replayCache: false }, { controllers: [LabController] });
       // Both warmed up: pools connected, statements prepared.
       for (const app of [a, b]) await send(`${app.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment });
     });
@@ -80,17 +70,19 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
     it('50 at once on one instance while the other holds the key: all 409, from fewer reservations than requests', async () => {
       const caller = newCaller();
       const key = newKey();
-      const holder = send(`${a.url}/payments`, { key, caller, body: validPayment });
-      await until(async () => (await keyLockHolders(key, caller)) === 1, "a's lock on the key");
+      // a's holder keeps the key (lab/held-write) until the test releases it.
+      const holder = send(`${a.url}/lab/held-write`, { key, caller, body: {} });
+      await until(async () => (await keyLockHolders(key, caller, 'POST /lab/held-write')) === 1, "a's lock on the key");
       let answers: Answer[] = [];
       const sent = await sentQueries(async () => {
-        answers = await Promise.all(Array.from({ length: 50 }, () => send(`${b.url}/payments`, { key, caller, body: validPayment })));
+        answers = await Promise.all(Array.from({ length: 50 }, () => send(`${b.url}/lab/held-write`, { key, caller, body: {} })));
       });
       expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(409));
       for (const answer of answers) expect(answer.headers['retry-after']).toMatch(/^[1-9]\d*$/);
       // One reservation that finds the key held sends two statements (the lock's try with the
       // lookup, then the rollback): one reservation per request sends 100 or more.
       expect(sent.length).toBeLessThan(2 * 50);
+      release(caller);
       expect((await holder).status).toBe(201);
       expect(await paymentCount(caller)).toBe(1);
     });

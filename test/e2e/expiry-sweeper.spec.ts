@@ -1,11 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
-import { keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
+import { handlerBackends, keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
 import { appDatabaseUrl, appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
+import { release } from '../support/latch.js';
 import { sentQueries } from '../support/sent-queries.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 import { ExpiryController } from './expiry-sweeper.controller.js';
@@ -192,8 +194,9 @@ describe('a sweep over a dying connection (express)', () => {
       expect(await sweeper.sweep()).toEqual({ ran: true, deleted: expect.any(Number) });
 
       proxy.dropExisting();
+      const swallowed = proxy.swallowed;
       const again = sweeper.sweep().catch(() => undefined);
-      await sleep(200);
+      await until(async () => proxy.swallowed > swallowed, 'the sweep sent over its dead connection');
       const closing = Date.now();
       await lab.close();
       closed = true;
@@ -249,20 +252,19 @@ describe('shutdown while a sweep waits for a pool connection (express)', () => {
   it('waits 5 s at most, and the sweep sends nothing once a connection comes', async () => {
     const lab = await startLab({}, { controllers: [LabController] });
     const caller = newCaller();
-    // The lab's pool has 20 connections: 20 slow handlers hold them for 8 s.
-    const slow = Array.from({ length: 20 }, () =>
-      send(`${lab.url}/lab/slow-write`, { key: newKey(), caller, body: {}, headers: { 'x-work-ms': '8000' } }),
-    );
-    await sleep(1_000);
+    // The lab's pool has 20 connections: 20 held handlers keep them until the shutdown returned.
+    const held = Array.from({ length: 20 }, () => send(`${lab.url}/lab/held-write`, { key: newKey(), caller, body: {} }));
+    await handlerBackends(20);
+    const pool = (lab.app.get(DataSource).driver as unknown as { master: pg.Pool }).master;
     const sweeper = lab.app.get(IdempotencySweeper);
     const sweep = sweeper.sweep().catch((error: Error) => error);
-    await sleep(100);
+    await until(async () => pool.waitingCount === 1, 'the sweep waiting for a pool connection');
     const started = Date.now();
     await sweeper.beforeApplicationShutdown();
     expect(Date.now() - started).toBeLessThan(5_500);
-    await Promise.all(slow);
+    release(caller);
+    await Promise.all(held);
     expect(await sweep).toEqual({ ran: false, deleted: 0 });
     await lab.close();
   }, 30_000);
 });
-

@@ -1,12 +1,12 @@
 import { type CallHandler, Controller, type ExecutionContext, Headers, Injectable, type NestInterceptor, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { type Observable, retry, throwError, timer } from 'rxjs';
+import { from, type Observable, retry, throwError } from 'rxjs';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { keyRows, paymentCount, seedExpiredOutcome } from '../support/database.js';
 import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
+import { entered, hold, release } from '../support/latch.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { FailurePolicyController } from './failure-policy.controller.js';
 
@@ -33,12 +33,16 @@ class TwiceMarkedController {
   }
 }
 
-/** Retries a 409 once, after 1.2 s: a client's retry, done by the server. */
+/**
+ * Retries a 409 once, as a client would after its Retry-After, done by the server: the retry waits
+ * on the latch `retry <key>`, which the test releases once the first request has answered.
+ */
 @Injectable()
 class RetryConflictOnce implements NestInterceptor {
-  intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const key = context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['idempotency-key'];
     return next.handle().pipe(
-      retry({ count: 1, delay: (error: { getStatus?: () => number }) => (error.getStatus?.() === 409 ? timer(1_200) : throwError(() => error)) }),
+      retry({ count: 1, delay: (error: { getStatus?: () => number }) => (error.getStatus?.() === 409 ? from(hold(`retry ${key}`)) : throwError(() => error)) }),
     );
   }
 }
@@ -49,11 +53,12 @@ const conflictRuns = new Map<string, number>();
 @UseGuards(BearerAuthGuard)
 @UseInterceptors(RetryConflictOnce)
 class RetriedConflictController {
+  /** Counts its runs per key and holds until the test releases the key's latch. */
   @Post()
   @Idempotent()
-  async slow(@Headers('idempotency-key') key: string): Promise<object> {
+  async held(@Headers('idempotency-key') key: string): Promise<object> {
     conflictRuns.set(key, (conflictRuns.get(key) ?? 0) + 1);
-    await sleep(800);
+    await hold(key);
     return { ran: true };
   }
 }
@@ -85,9 +90,15 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
       const caller = newCaller();
       const key = newKey();
       const first = send(`${lab.url}/retried-conflict`, { key, caller, body: {} });
-      await sleep(150);
-      const duplicate = await send(`${lab.url}/retried-conflict`, { key, caller, body: {} });
-      expect({ first: (await first).status, duplicate: duplicate.status, replayed: duplicate.headers['idempotent-replayed'], runs: conflictRuns.get(key) }).toEqual({
+      await entered(key);
+      const duplicate = send(`${lab.url}/retried-conflict`, { key, caller, body: {} });
+      // The duplicate got its 409 (the first holds the key) and its retry waits.
+      await entered(`retry ${key}`);
+      release(key);
+      const firstStatus = (await first).status;
+      release(`retry ${key}`);
+      const retried = await duplicate;
+      expect({ first: firstStatus, duplicate: retried.status, replayed: retried.headers['idempotent-replayed'], runs: conflictRuns.get(key) }).toEqual({
         first: 201,
         duplicate: 201,
         replayed: 'true',

@@ -6,7 +6,8 @@ import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../sr
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { appsOn, HTTP_PLATFORMS, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
-import { keyRows, paymentCount, sql } from '../support/database.js';
+import { keyLockHolders, keyRows, paymentCount, sql, until } from '../support/database.js';
+import { entered, hold, release } from '../support/latch.js';
 import { newCaller, newKey, send } from '../support/http.js';
 
 // What a handler may and may not do with the key's transaction, and what happens to its writes
@@ -16,6 +17,8 @@ const pay = (manager: EntityManager, request: AuthenticatedRequest) =>
   manager.save(manager.create(Payment, { caller: request.user.id, amount: 1, currency: 'EUR' }));
 
 const jobResults: string[] = [];
+/** The nested unit of work of each caller's parallel-fail, to wait for its end. */
+const nestedUnits = new Map<string, Promise<unknown>>();
 let jobTimer: NodeJS.Timeout | undefined;
 
 @Controller('handler-tx')
@@ -82,23 +85,27 @@ class HandlerTransactionController {
     return { booked: true };
   }
 
-  @Post('slow-then-fail')
+  /** Writes, holds until the test releases the caller's latch, then fails. */
+  @Post('held-then-fail')
   @Idempotent()
-  async slowThenFail(@Req() request: AuthenticatedRequest): Promise<never> {
+  async heldThenFail(@Req() request: AuthenticatedRequest): Promise<never> {
     await pay(this.tx.manager, request);
-    await sleep(500);
+    await hold(request.user.id);
     throw new Error('the card network failed after the write');
   }
 
   @Post('parallel-fail')
   @Idempotent()
   async parallelFail(@Req() request: AuthenticatedRequest): Promise<object> {
-    // A nested unit of work still running when a sibling fails.
+    // A nested unit of work still running (held after its write, until the test releases the
+    // caller's latch) when a sibling fails.
+    const caller = request.user.id;
     const nested = this.tx.manager.transaction(async (inner) => {
       await pay(inner, request);
-      await sleep(300);
+      await hold(caller);
     });
-    await Promise.all([nested, sleep(50).then(() => Promise.reject(new Error('the fraud check failed')))]);
+    nestedUnits.set(caller, nested);
+    await Promise.all([nested, entered(caller).then(() => Promise.reject(new Error('the fraud check failed')))]);
     return {};
   }
 
@@ -249,7 +256,8 @@ describe.each(PLATFORMS_AND_HOSTS)('the handler and the key transaction, on %s (
   it('a failed handler that left a nested transaction open frees its key: the whole transaction rolls back', async () => {
     const [caller, key] = [newCaller(), newKey()];
     expect((await send(`${lab.url}/handler-tx/parallel-fail`, { key, caller })).status).toBe(500);
-    await sleep(400);
+    release(caller);
+    await nestedUnits.get(caller)!.catch(() => undefined);
     expect(await paymentCount(caller)).toBe(0);
     const [{ n }] = await sql<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()`);
     expect(Number(n)).toBe(0);
@@ -293,7 +301,7 @@ describe.each(PLATFORMS_AND_HOSTS)('the handler and the key transaction, on %s (
   it('code the handler left running finds no transaction once the request is over', async () => {
     jobResults.length = 0;
     expect((await send(`${lab.url}/handler-tx/start-job`, { key: newKey() })).status).toBe(201);
-    await sleep(300);
+    await until(async () => jobResults.length >= 6, 'the job to run a few times');
     clearInterval(jobTimer);
     jobTimer = undefined;
     await sleep(100);
@@ -312,10 +320,11 @@ describe.each(HTTP_PLATFORMS)('an answer sent early by an outer interceptor, on 
 
   it('then the handler fails: its writes roll back and the key is released, the early answer is not recorded', async () => {
     const [caller, key] = [newCaller(), newKey()];
-    const first = await send(`${lab.url}/handler-tx/slow-then-fail`, { key, caller, body: {} });
+    const first = await send(`${lab.url}/handler-tx/held-then-fail`, { key, caller, body: {} });
     expect(first.status).toBe(201);
     expect(first.json).toEqual({ accepted: true });
-    await sleep(700);
+    release(caller);
+    await until(async () => (await keyLockHolders(key, caller, 'POST /handler-tx/held-then-fail')) === 0, 'the handler\'s transaction ended');
     expect(await paymentCount(caller)).toBe(0);
     expect(await keyRows(caller)).toEqual([]);
   });

@@ -1,12 +1,14 @@
 import { Body, Controller, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { keyRows, sql } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { keyRows, sql, until, waitingOnTable } from '../support/database.js';
+import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
+import { entered, release } from '../support/latch.js';
 import { sentQueries } from '../support/sent-queries.js';
-import { LeaseModeController } from './lease-mode.controller.js';
+import { attemptLatch, LeaseModeController } from './lease-mode.controller.js';
 
 async function refundsOf(paymentId: string): Promise<number> {
   const [{ n }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
@@ -16,6 +18,21 @@ async function refundsOf(paymentId: string): Promise<number> {
 async function providerLedger(paymentId: string): Promise<Array<{ idempotency_key: string; calls: number }>> {
   return sql('SELECT idempotency_key, calls FROM demo_provider_refunds WHERE payment_id = $1', [paymentId]);
 }
+
+/**
+ * A transaction of the test's own holding a SHARE lock on the simulated provider's ledger: every
+ * refund's provider call waits at its write there (its key reserved) until the test commits.
+ */
+async function lockProviderLedger(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE demo_provider_refunds IN SHARE MODE');
+  return client;
+}
+
+/** Waits until `count` refunds wait at the provider's write, behind `lockProviderLedger()`. */
+const atTheProvider = (count: number) => until(async () => (await waitingOnTable('demo_provider_refunds')) === count, `${count} refund(s) at the provider`);
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
@@ -53,21 +70,27 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const paymentId = await newPayment(caller);
       const key = newKey();
-      const inFlight = send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 1 } });
-      await sleep(200);
-      const [row] = await sql(
-        `SELECT state, locked_until > now() AS leased, lease_token IS NOT NULL AS fenced,
-                round(extract(epoch FROM locked_until - created_at)) AS lease FROM idempotency_keys WHERE caller = $1 AND key = $2`,
-        [caller, key],
-      );
-      expect(row).toEqual({ state: 'in_progress', leased: true, fenced: true, lease: '30' });
-      const duplicate = await send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 1 } });
-      expect(duplicate.status).toBe(409);
-      // Retry-After tells the remaining lease (about 30 s), not the 1 s default.
-      expect(Number(duplicate.headers['retry-after'])).toBeGreaterThanOrEqual(29);
-      expect(Number(duplicate.headers['retry-after'])).toBeLessThanOrEqual(30);
-      expect((await inFlight).status).toBe(201);
-      expect(await refundsOf(paymentId)).toBe(1);
+      const ledger = await lockProviderLedger();
+      try {
+        const inFlight = send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 1 } });
+        await atTheProvider(1);
+        const [row] = await sql(
+          `SELECT state, locked_until > now() AS leased, lease_token IS NOT NULL AS fenced,
+                  round(extract(epoch FROM locked_until - created_at)) AS lease FROM idempotency_keys WHERE caller = $1 AND key = $2`,
+          [caller, key],
+        );
+        expect(row).toEqual({ state: 'in_progress', leased: true, fenced: true, lease: '30' });
+        const duplicate = await send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 1 } });
+        expect(duplicate.status).toBe(409);
+        // Retry-After tells the remaining lease (about 30 s), not the 1 s default.
+        expect(Number(duplicate.headers['retry-after'])).toBeGreaterThanOrEqual(29);
+        expect(Number(duplicate.headers['retry-after'])).toBeLessThanOrEqual(30);
+        await ledger.query('COMMIT');
+        expect((await inFlight).status).toBe(201);
+        expect(await refundsOf(paymentId)).toBe(1);
+      } finally {
+        await ledger.end();
+      }
     });
 
     it('records deterministic 4xx (404, 422) and replays them', async () => {
@@ -87,7 +110,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 
-  describe('lease mode fencing (lab: 1 s lease, 2 s of work)', () => {
+  describe('lease mode fencing (lab: 1 s lease, each attempt held until the test releases it)', () => {
     let lab: RunningApp;
     beforeAll(async () => (lab = await startLab({}, { controllers: [LeaseModeController] })));
     afterAll(() => lab.close());
@@ -95,6 +118,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('a holder that fails releases its key: nothing is stored, the retry runs', async () => {
       const caller = newCaller();
       const key = newKey();
+      release(attemptLatch(key, 1));
+      release(attemptLatch(key, 2));
       const first = await send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} });
       expect(first.status).toBe(500);
       expect(await keyRows(caller)).toEqual([]);
@@ -107,14 +132,17 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const key = newKey();
       const stale = send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} });
-      await sleep(300);
+      await entered(attemptLatch(key, 1));
       expect((await send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} })).status).toBe(409);
-      await sleep(1_000);
+      await sleep(1_000); // past the 1 s lease, counted from the reservation
       // The lease has ended: this retry takes the key over while the first attempt still runs.
       const takeover = send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} });
+      await entered(attemptLatch(key, 2));
+      release(attemptLatch(key, 1));
       expect((await stale).status).toBe(500);
       // The stale holder failed and released with its own token: the new holder's row remains.
       expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/lease-flaky', state: 'in_progress', status: null }]);
+      release(attemptLatch(key, 2));
       const winner = await takeover;
       expect(winner.status).toBe(201);
       expect(winner.json).toEqual({ attempt: 2 });
@@ -143,7 +171,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 
-  describe('lease renewal (lab: 1 s lease, renewed, 2.5 s of work)', () => {
+  describe('lease renewal (lab: 1 s lease, renewed, the handler held until the test releases it)', () => {
     let lab: RunningApp;
     beforeAll(async () => (lab = await startLab({}, { controllers: [LeaseModeController] })));
     afterAll(() => lab.close());
@@ -160,6 +188,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const key = newKey();
       const first = send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} });
+      await entered(key);
       await sleep(1_600);
       // Past the first 1 s lease, the row's lease still runs: it was renewed.
       const left = await leaseSecondsLeft(caller);
@@ -172,6 +201,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       // This instance knows its lease was renewed: the duplicate costs no round trip (renewals
       // the holder sends meanwhile aside).
       expect(sent.filter((text) => !text.includes('nestjs_pg_idempotency_renew_lease'))).toEqual([]);
+      release(key);
       const outcome = await first;
       expect(outcome.status).toBe(201);
       expect(outcome.json).toEqual({ attempt: 1 });
@@ -190,9 +220,21 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         const paymentId = (await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;
         const url = `${demo.url}/payments/${paymentId}/refunds`;
         const key = newKey();
-        const stale = send(url, { key, caller, body: { amount: 300 } });
-        await sleep(1_300);
-        const takeover = send(url, { key, caller, body: { amount: 300 } });
+        // Both holders wait at the provider's write until the takeover holds the key: the stale
+        // one's recording can only come after it.
+        const ledgerLock = await lockProviderLedger();
+        let stale: Promise<Answer>;
+        let takeover: Promise<Answer>;
+        try {
+          stale = send(url, { key, caller, body: { amount: 300 } });
+          await atTheProvider(1);
+          await sleep(1_100); // past the stale holder's 1 s lease, counted from its reservation
+          takeover = send(url, { key, caller, body: { amount: 300 } });
+          await atTheProvider(2);
+          await ledgerLock.query('COMMIT');
+        } finally {
+          await ledgerLock.end();
+        }
         const late = await stale;
         expect(late.status).toBe(409);
         expect(late.json.type).toBe('urn:nestjs-pg-idempotency:key-in-use');

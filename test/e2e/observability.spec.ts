@@ -5,6 +5,7 @@ import { handlerBackend, seedKeys, sql } from '../support/database.js';
 import { HTTP_PLATFORMS, appsOn, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { release } from '../support/latch.js';
 import { FailurePolicyController } from './failure-policy.controller.js';
 import { ResponseSizeController } from './response-size.controller.js';
 
@@ -43,11 +44,12 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
     const narrowKey = newKey();
     await send(`${lab.url}/lab/narrow`, { key: narrowKey, caller, body: { amount: 1 } });
     await send(`${lab.url}/lab/narrow`, { key: narrowKey, caller, body: { amount: 2 } });
-    const slowKey = newKey();
-    const slow = send(`${lab.url}/lab/slow-write`, { key: slowKey, caller, body: {}, headers: { 'x-work-ms': '2000' } });
+    const heldKey = newKey();
+    const held = send(`${lab.url}/lab/held-write`, { key: heldKey, caller, body: {} });
     await handlerBackend();
-    await send(`${lab.url}/lab/slow-write`, { key: slowKey, caller, body: {} });
-    await slow;
+    await send(`${lab.url}/lab/held-write`, { key: heldKey, caller, body: {} });
+    release(caller);
+    await held;
     await send(`${lab.url}/lab/status/503`, { key: newKey(), caller, body: {} });
 
     const summary = events.map((event) => [event.type, 'handler' in event ? event.handler : undefined]);
@@ -57,8 +59,8 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
       ['executed', 'LabController.narrow'],
       ['executed', 'LabController.narrow'],
       ['mismatch', 'LabController.narrow'],
-      ['in-progress', 'LabController.slowWrite'],
-      ['executed', 'LabController.slowWrite'],
+      ['in-progress', 'LabController.heldWrite'],
+      ['executed', 'LabController.heldWrite'],
       ['released', 'LabController.status'],
     ]);
     expect(events[0]).toMatchObject({ mode: 'transactional', status: 201, durationMs: expect.any(Number) });
@@ -93,8 +95,9 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
     // Each of these reaches one of the module's own log calls.
     const tooLarge = await send(`${lab.url}/lab/large`, { key: keys[0], caller, body: { size: 10_000 } });
     expect(tooLarge.status).toBe(500);
-    const cut = send(`${lab.url}/lab/slow-write`, { key: keys[1], caller, body: {}, headers: { 'x-work-ms': '1500' } });
+    const cut = send(`${lab.url}/lab/held-write`, { key: keys[1], caller, body: {} });
     await sql('SELECT pg_terminate_backend($1)', [await handlerBackend()]);
+    release(caller);
     expect((await cut).status).toBe(503);
     await send(`${lab.url}/lab/fail-after-write`, { key: keys[2], caller, body: {} });
     await send(`${lab.url}/lab/file`, { key: keys[3], caller, body: {} });

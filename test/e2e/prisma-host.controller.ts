@@ -4,7 +4,7 @@ import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/
 import type { PrismaClient } from '../../src/demo/prisma/generated/client.js';
 import { IdempotentPrisma } from '../../src/hosts/prisma/index.js';
 import { Idempotent } from '../../src/index.js';
-import { pass } from './prisma-gates.js';
+import { hold } from '../support/latch.js';
 
 export const DECLINED_FROM = 1_000_000;
 
@@ -60,7 +60,7 @@ export class PrismaScenarioController {
   @Idempotent()
   async held(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest, @Headers('x-latch') name: string) {
     const payment = await this.payments.pay(request.user.id, dto.amount);
-    await pass(name);
+    await hold(name);
     return { id: payment.id };
   }
 
@@ -109,7 +109,7 @@ export class PrismaScenarioController {
   async leftRunningAfter(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest, @Headers('x-latch') name: string) {
     const caller = request.user.id;
     const taken = this.prisma.client;
-    const after = pass(name);
+    const after = hold(name);
     const data = { caller, amount: dto.amount, currency: 'EUR' };
     leftRunning.set(
       caller,

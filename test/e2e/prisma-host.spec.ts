@@ -5,7 +5,7 @@ import { appDatabaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { startPrismaLab } from '../support/prisma-lab.js';
-import { isThere, open } from './prisma-gates.js';
+import { entered, release } from '../support/latch.js';
 import { leftRunning, PrismaPayments, PrismaScenarioController } from './prisma-host.controller.js';
 
 const ledgerCount = async (caller: string): Promise<number> =>
@@ -26,12 +26,12 @@ describe.each(HTTP_PLATFORMS)('Prisma in the key transaction, on %s', (platform)
   it('writes two models in the key transaction: a duplicate while it runs gets 409, the retry after it the replay; one payment, one entry', async () => {
     const [caller, key, gate] = [newCaller(), newKey(), `held-${newKey()}`];
     const first = post('held', key, caller, { amount: 100 }, { 'x-latch': gate });
-    await isThere(gate);
+    await entered(gate);
     // Written, not committed: the key's transaction holds both rows until the handler returns.
     expect(await paymentCount(caller)).toBe(0);
     const duplicate = await post('held', key, caller, { amount: 100 }, { 'x-latch': gate });
     expect(duplicate.status).toBe(409);
-    open(gate);
+    release(gate);
     const answer = await first;
     expect(answer.status).toBe(201);
     const replay = await post('held', key, caller, { amount: 100 }, { 'x-latch': gate });
@@ -96,7 +96,7 @@ describe.each(HTTP_PLATFORMS)('Prisma in the key transaction, on %s', (platform)
   it("code left running after the key's transaction: a query through the client taken inside is refused; prisma.client read anew is the app's, and commits on its own", async () => {
     const [caller, key, gate] = [newCaller(), newKey(), `left-${newKey()}`];
     expect((await post('left-running', key, caller, { amount: 100 }, { 'x-latch': gate })).status).toBe(201);
-    open(gate);
+    release(gate);
     const outcome = await leftRunning.get(caller);
     expect(outcome).toMatch(/^refused: .*a query from outside the key's transaction .* \| committed$/);
     expect(await amounts(caller)).toEqual([101]);

@@ -5,6 +5,7 @@ import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { keyRows, sql } from '../support/database.js';
 import { appsOn, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
+import { entered, hold, release } from '../support/latch.js';
 
 /** Executions per key, across every app instance of this Jest process. */
 const runs = new Map<string, number>();
@@ -14,6 +15,9 @@ const run = (key: string): number => {
   return n;
 };
 
+/** A handler's work: `x-work-ms` milliseconds, or `held` until the test releases the key's latch. */
+const work = (key: string, ms: string): Promise<void> => (ms === 'held' ? hold(key) : sleep(Number(ms)));
+
 @Controller('ttl')
 @UseGuards(BearerAuthGuard)
 class ShortTtlController {
@@ -22,7 +26,7 @@ class ShortTtlController {
   @Idempotent({ mode: 'lease', lease: '30s', ttl: '1s' })
   async leaseTtlShort(@Headers('idempotency-key') key: string, @Headers('x-work-ms') ms: string, @Body() body: object): Promise<object> {
     const attempt = run(key);
-    await sleep(Number(ms));
+    await work(key, ms);
     return { attempt, body };
   }
 
@@ -31,7 +35,7 @@ class ShortTtlController {
   @Idempotent({ ttl: '1s' })
   async txTtlShort(@Headers('idempotency-key') key: string, @Headers('x-work-ms') ms: string): Promise<object> {
     const attempt = run(key);
-    await sleep(Number(ms));
+    await work(key, ms);
     return { attempt };
   }
 }
@@ -81,11 +85,13 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
   it('lease mode: while the holder runs under a live, renewed 30 s lease, a duplicate gets 409 (never a second execution)', async () => {
     const caller = newCaller();
     const key = newKey();
-    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '2500' } });
-    await sleep(1_300);
+    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': 'held' } });
+    await entered(key);
+    await sleep(1_300); // past the route's 1 s ttl, counted from the reservation
     const [{ leased }] = await sql(`SELECT locked_until > now() + interval '25 seconds' AS leased FROM idempotency_keys WHERE caller = $1`, [caller]);
     expect(leased).toBe(true); // the holder's lease runs for about 29 s more
     const duplicate = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '10' } });
+    release(key);
     const first = await holder;
     expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
   });
@@ -93,9 +99,11 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
   it('lease mode: a request with ANOTHER payload during the live lease gets 422, not a run', async () => {
     const caller = newCaller();
     const key = newKey();
-    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 1 }, headers: { 'x-work-ms': '2500' } });
-    await sleep(1_300);
+    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 1 }, headers: { 'x-work-ms': 'held' } });
+    await entered(key);
+    await sleep(1_300); // past the route's 1 s ttl, counted from the reservation
     const other = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 999 }, headers: { 'x-work-ms': '10' } });
+    release(key);
     const first = await holder;
     const retryOfFirst = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 1 }, headers: { 'x-work-ms': '10' } });
     expect({ other: other.status, first: first.status, retryOfFirst: retryOfFirst.status }).toEqual({ other: 422, first: 201, retryOfFirst: 201 });
@@ -104,10 +112,12 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
   it('the sweeper never deletes the row of a lease in progress: the holder records its outcome', async () => {
     const caller = newCaller();
     const key = newKey();
-    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '2500' } });
-    await sleep(1_300);
+    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': 'held' } });
+    await entered(key);
+    await sleep(1_300); // past the route's 1 s ttl, counted from the reservation
     await b.app.get(IdempotencySweeper).sweep();
     const rowsAfterSweep = await keyRows(caller);
+    release(key);
     const first = await holder;
     // The holder is told "retry to get the recorded outcome"...
     const retry = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '10' } });

@@ -1,7 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { paymentCount } from '../support/database.js';
+import { paymentCount, until } from '../support/database.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
-import { newCaller, newKey, send } from '../support/http.js';
+import { type Answer, newCaller, newKey, send } from '../support/http.js';
+import { entered, release } from '../support/latch.js';
+import { watchQueries } from '../support/sent-queries.js';
 import { WaitModeController } from './wait-mode.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
@@ -28,9 +29,20 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       try {
         const caller = newCaller();
         const key = newKey();
-        const first = send(`${lab.url}/lab/waiting`, { key, caller, body: {} });
-        await sleep(100);
-        const duplicate = await send(`${other.url}/lab/waiting`, { key, caller, body: {} });
+        const first = send(`${lab.url}/lab/waiting-held`, { key, caller, body: {} });
+        await entered(caller);
+        // The first is held in its handler: only the duplicate's lookups of the key go out now.
+        const lookups = watchQueries();
+        let duplicate: Answer;
+        try {
+          const answer = send(`${other.url}/lab/waiting-held`, { key, caller, body: {} });
+          // It found the key in progress and asked again: it waits.
+          await until(async () => lookups.count(key) >= 2, 'the duplicate asking twice');
+          release(caller);
+          duplicate = await answer;
+        } finally {
+          lookups.stop();
+        }
         expect(duplicate.status).toBe(201);
         expect(duplicate.headers['idempotent-replayed']).toBe('true');
         expect(duplicate.body.equals((await first).body)).toBe(true);
@@ -44,9 +56,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const key = newKey();
       const first = send(`${lab.url}/lab/waiting-briefly`, { key, caller, body: {} });
-      await sleep(100);
+      await entered(caller);
       const duplicate = await send(`${lab.url}/lab/waiting-briefly`, { key, caller, body: {} });
       expect(duplicate.status).toBe(409);
+      release(caller);
       expect((await first).status).toBe(201);
     });
 
@@ -54,10 +67,11 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const key = newKey();
       const first = send(`${lab.url}/lab/waiting-lease`, { key, caller, body: {} });
-      await sleep(200);
+      await entered(caller);
       const duplicate = await send(`${lab.url}/lab/waiting-lease`, { key, caller, body: {} });
       expect(duplicate.status).toBe(409);
       expect(Number(duplicate.headers['retry-after'])).toBeGreaterThanOrEqual(19);
+      release(caller);
       expect((await first).status).toBe(201);
     });
   });

@@ -1,9 +1,9 @@
-import { Body, Controller, Headers, HttpException, Param, Post, Req, UseGuards } from '@nestjs/common';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { Body, Controller, HttpException, Param, Post, Req, UseGuards } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
+import { hold } from './latch.js';
 
 /** The business write of a lab route: one row in `payments` for the caller, in the key's transaction. */
 export function writePayment(tx: IdempotencyTransaction, request: AuthenticatedRequest): Promise<Payment> {
@@ -29,10 +29,11 @@ export class AttemptCounter {
 }
 
 /**
- * The lab routes many specs share: a write (`scoped`), a write and read (`twin`), a slow write, a
- * chosen status, a narrowed fingerprint. Every business write is a row in `payments`. A spec's other
- * routes are in its own fixture beside it (`test/e2e/<spec>.controller.ts`), under the same `lab`
- * prefix. The class name shows in the module's events and metrics (`LabController.twin`).
+ * The lab routes many specs share: a write (`scoped`), a write and read (`twin`), a write held on
+ * a latch, a chosen status, a narrowed fingerprint. Every business write is a row in `payments`.
+ * A spec's other routes are in its own fixture beside it (`test/e2e/<spec>.controller.ts`), under
+ * the same `lab` prefix. The class name shows in the module's events and metrics
+ * (`LabController.twin`).
  */
 @Controller('lab')
 @UseGuards(BearerAuthGuard)
@@ -51,12 +52,15 @@ export class LabController {
     return writeAndRead(this.tx.manager, request);
   }
 
-  /** Writes, then waits 600 ms (or `X-Work-Ms`) without touching the database, then answers. */
-  @Post('slow-write')
+  /**
+   * Writes, then holds (its connection and its key's transaction) until the test releases the
+   * caller's latch (`release(caller)`, ./latch.ts), then answers.
+   */
+  @Post('held-write')
   @Idempotent()
-  async slowWrite(@Req() request: AuthenticatedRequest, @Headers('x-work-ms') workMs?: string): Promise<Payment> {
+  async heldWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
     const payment = await writePayment(this.tx, request);
-    await sleep(Number(workMs ?? 600));
+    await hold(request.user.id);
     return payment;
   }
 

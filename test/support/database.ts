@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { scopeKey } from '../../src/parse/scoped-key.js';
 import { databaseUrl } from './apps.js';
 
 let pool: pg.Pool | undefined;
@@ -59,15 +60,52 @@ export async function until(condition: () => Promise<boolean>, what = 'the condi
 
 /**
  * The pid of the one key transaction that inserted a payment and now sits idle inside its handler
- * (a handler sleeping after its write), once there is one.
+ * (a handler held or sleeping after its write), once there is one.
  */
 export async function handlerBackend(): Promise<number> {
+  const [pid] = await handlerBackends(1);
+  return pid;
+}
+
+/**
+ * The pids of the key transactions that inserted a payment and now sit idle inside their
+ * handlers, once there are exactly `count` of them (as many handlers as hold pool connections).
+ */
+export async function handlerBackends(count: number): Promise<number[]> {
   let rows: Array<{ pid: number }> = [];
   await until(async () => {
     rows = await sql(
       `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND query LIKE 'INSERT INTO "payments"%'`,
     );
-    return rows.length === 1;
-  }, 'one handler transaction idle after its write');
-  return rows[0].pid;
+    return rows.length === count;
+  }, `${count} handler transaction(s) idle after their write`);
+  return rows.map(({ pid }) => pid);
+}
+
+/**
+ * How many sessions hold the advisory lock of a scoped key (`endpoint` as the key rows name it,
+ * `POST /payments`): 1 while a transactional holder runs, 0 once its transaction ended.
+ */
+export async function keyLockHolders(key: string, caller: string, endpoint: string): Promise<number> {
+  const { lockId } = scopeKey(key, caller, endpoint);
+  const rows = await sql(
+    `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+       AND classid::bigint = ($1::bigint >> 32) & 4294967295 AND objid::bigint = $1::bigint & 4294967295`,
+    [lockId],
+  );
+  return rows.length;
+}
+
+/**
+ * How many sessions of this database wait for a lock on `table`: a test holds a table lock in a
+ * transaction of its own to stop handlers at their write to it (a latch for handlers it cannot
+ * change, such as the demo's).
+ */
+export async function waitingOnTable(table: string): Promise<number> {
+  const [{ n }] = await sql<{ n: string }>(
+    `SELECT count(*) AS n FROM pg_locks JOIN pg_stat_activity USING (pid)
+     WHERE NOT granted AND relation = $1::regclass AND datname = current_database()`,
+    [table],
+  );
+  return Number(n);
 }

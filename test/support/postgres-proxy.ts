@@ -12,17 +12,27 @@ export class PostgresProxy {
   private readonly pairs: Array<{ client: Socket; server: Socket; dead: boolean; lost?: boolean }> = [];
   private server?: Server;
   refusing = false;
+  /** Client messages a dead connection swallowed: a statement sent over it after `dropExisting()`. */
+  swallowed = 0;
+  /** Connections refused during an outage. */
+  refused = 0;
   /** How late PostgreSQL's answers arrive (a slow network); set it while no query is in flight. */
   answerDelayMs = 0;
   port = 0;
 
   async start(target: URL): Promise<void> {
     this.server = createServer((client) => {
-      if (this.refusing) return void client.destroy();
+      if (this.refusing) {
+        this.refused += 1;
+        return void client.destroy();
+      }
       const server = createConnection(Number(target.port || 5432), target.hostname);
       const pair: { client: Socket; server: Socket; dead: boolean; lost?: boolean } = { client, server, dead: false };
       this.pairs.push(pair);
-      client.on('data', (chunk) => void (pair.dead || server.write(chunk)));
+      client.on('data', (chunk) => {
+        if (pair.dead) this.swallowed += 1;
+        else server.write(chunk);
+      });
       server.on('data', (chunk) => {
         if (this.answerDelayMs === 0) return void (pair.dead || client.write(chunk));
         setTimeout(() => void (pair.dead || client.write(chunk)), this.answerDelayMs);
@@ -56,15 +66,21 @@ export class PostgresProxy {
     }
   }
 
-  /** An outage: every open connection is cut (FIN), new ones are cut at once, for `ms`. */
-  async outage(ms: number): Promise<void> {
+  /**
+   * An outage: every open connection is cut (FIN), new ones are cut at once, for `ms` or until
+   * `over()` resolves (a condition the test waits for, such as a connection refused meanwhile).
+   */
+  async outage(over: number | (() => Promise<unknown>)): Promise<void> {
     this.refusing = true;
     for (const { client, server } of this.pairs) {
       client.destroy();
       server.destroy();
     }
-    await sleep(ms);
-    this.refusing = false;
+    try {
+      await (typeof over === 'number' ? sleep(over) : over());
+    } finally {
+      this.refusing = false;
+    }
   }
 
   async stop(): Promise<void> {

@@ -5,6 +5,26 @@ import pg from 'pg';
  * sends one query per call, no pipelining).
  */
 export async function sentQueries(run: () => Promise<unknown>): Promise<string[]> {
+  const { sent, stop } = recordQueries();
+  try {
+    await run();
+  } finally {
+    stop();
+  }
+  return sent;
+}
+
+/**
+ * Watches the SQL texts this process's pg clients send from now on, until `stop()`: `count(text)`
+ * tells how many of them contained `text` (a key, whose lookups carry it as a literal).
+ */
+export function watchQueries(): { count(text: string): number; stop(): void } {
+  const { sent, stop } = recordQueries();
+  return { count: (text) => sent.filter((query) => query.includes(text)).length, stop };
+}
+
+/** Records every SQL text this process's pg clients send, until `stop()`. */
+function recordQueries(): { sent: string[]; stop(): void } {
   const original = pg.Client.prototype.query;
   const sent: string[] = [];
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
@@ -12,10 +32,10 @@ export async function sentQueries(run: () => Promise<unknown>): Promise<string[]
     sent.push(typeof query === 'string' ? query : query.text);
     return (original as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof original;
-  try {
-    await run();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return sent;
+  return {
+    sent,
+    stop: () => {
+      pg.Client.prototype.query = original;
+    },
+  };
 }
