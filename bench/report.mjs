@@ -208,6 +208,23 @@ export function printReport(results, host) {
   addRatio('steady p99 during duplicate storm / without', perRound(results.storm.during, results.storm.alone, 'p99'), TARGETS.storm, true);
   addRatio('steady p99 during unauthenticated storm (control) / without', perRound(results.storm.control, results.storm.alone, 'p99'), null);
   addRatio('live-insert p99 during sweep / without (median round)', sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [], null);
+  if (results.consumers) {
+    const { plain, module } = results.consumers;
+    const consumerRow = (label, runs) => [
+      label,
+      `${fixed(median(runs.map((r) => r.messagesPerSecond)), 0)} (${fixed(Math.min(...runs.map((r) => r.messagesPerSecond)), 0)}–${fixed(Math.max(...runs.map((r) => r.messagesPerSecond)), 0)})`,
+      ms(median(runs.map((r) => r.p50))),
+      ms(median(runs.map((r) => r.p99))),
+    ];
+    line('## Message consumers (RabbitMQ, Nest RMQ transport)');
+    line();
+    table(
+      ['consumer', `messages/s, a backlog of ${plain[0].backlog}`, `p50 ms publish → commit, ${plain[0].rate}/s`, `p99 ms publish → commit, ${plain[0].rate}/s`],
+      [consumerRow('plain: its own transaction, acked after the commit', plain), consumerRow('@IdempotentMessage(): the key in the same transaction', module)],
+    );
+    addRatio('@IdempotentMessage() consumer / plain consumer messages/s (backlog)', module.map((run, i) => run.messagesPerSecond / plain[i].messagesPerSecond), null);
+    addRatio('@IdempotentMessage() consumer / plain consumer p99 publish → commit (paced)', module.map((run, i) => run.p99 / plain[i].p99), null);
+  }
   line('## Ratios (same run: each taken within a round, median over the rounds, range in brackets)');
   line();
   table(['ratio', 'measured', 'target', 'result'], ratios);

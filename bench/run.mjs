@@ -14,6 +14,7 @@ import { cpuMeter, localPostmaster } from './cpu.mjs';
 import { startDatabase } from './database.mjs';
 import { nodeBinary } from '../scripts/node-lines.mjs';
 import { killAll, start } from './processes.mjs';
+import { measureConsumers } from './consumers.mjs';
 import { machine, printReport } from './report.mjs';
 
 const settings = {
@@ -213,6 +214,9 @@ try {
   });
   const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [`bench-${run}-expired`]);
   results.sweeper.left = left;
+
+  // 4. The consumer pair on RabbitMQ: the same handler plain and under @IdempotentMessage().
+  results.consumers = await measureConsumers(database, { rounds: settings.rounds, execPath, log });
 
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
