@@ -12,7 +12,7 @@ import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
-import { payTwiceAndFailOnce } from './pay-twice.js';
+import { payTwiceAndFailOnce, resolvesTypeorm } from './pay-twice.js';
 
 const url = process.env.DATABASE_URL!;
 const caller = `smoke-drizzle-${process.pid}-${Date.now()}`;
@@ -44,14 +44,7 @@ async function main(): Promise<void> {
   const count = async (who: string) => (await pool.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [who])).rows[0].n;
   const checks: Record<string, boolean> = {
     ...(await payTwiceAndFailOnce(base, caller, count)),
-    noTypeorm: !(() => {
-      try {
-        createRequire(import.meta.url).resolve('typeorm');
-        return true;
-      } catch {
-        return false;
-      }
-    })(),
+    noTypeorm: !resolvesTypeorm(import.meta.url),
   };
   await app.close();
   await pool.query('DELETE FROM smoke_payments WHERE caller LIKE $1', [`${caller}%`]);

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import pg from 'pg';
 import { PrismaClient } from './generated/client.js';
-import { payTwiceAndFailOnce } from './pay-twice.js';
+import { payTwiceAndFailOnce, resolvesTypeorm } from './pay-twice.js';
 
 const url = process.env.DATABASE_URL!;
 const caller = `smoke-prisma-${process.pid}-${Date.now()}`;
@@ -63,14 +63,7 @@ async function main(): Promise<void> {
     (await pool.query('SELECT count(*)::int AS n FROM smoke_prisma_payments p JOIN smoke_prisma_ledger l ON l.payment_id = p.id WHERE p.caller = $1', [who])).rows[0].n;
   const checks: Record<string, boolean> = {
     ...(await payTwiceAndFailOnce(base, caller, count)),
-    noTypeorm: !(() => {
-      try {
-        createRequire(import.meta.url).resolve('typeorm');
-        return true;
-      } catch {
-        return false;
-      }
-    })(),
+    noTypeorm: !resolvesTypeorm(import.meta.url),
   };
   await app.close();
   await pool.query('DELETE FROM smoke_prisma_payments WHERE caller LIKE $1', [`${caller}%`]);

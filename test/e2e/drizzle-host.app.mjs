@@ -23,6 +23,7 @@ const { drizzle } = await import('drizzle-orm/node-postgres');
 const { payments } = await import('../../dist/esm/demo/payments/payments.table.js');
 const { Idempotent, IdempotencyModule } = await import('nestjs-pg-idempotency');
 const { IdempotentDrizzle } = await import('nestjs-pg-idempotency/drizzle');
+const { decorate } = await import('../support/decorate.mjs');
 
 const schema = { payments };
 const DECLINED_FROM = 1_000_000;
@@ -87,11 +88,3 @@ app.enableShutdownHooks();
 await app.listen(0, '127.0.0.1');
 process.once('SIGTERM', () => void pool.end());
 console.log(`listening on http://127.0.0.1:${app.getHttpServer().address().port}`);
-
-/** Applies method and parameter decorators to `Class.prototype[name]`, as TypeScript would. */
-function decorate(Class, name, methodDecorators, parameterDecorators) {
-  const descriptor = Object.getOwnPropertyDescriptor(Class.prototype, name);
-  Reflect.defineMetadata('design:paramtypes', parameterDecorators.map(() => Object), Class.prototype, name);
-  parameterDecorators.forEach((decorator, index) => decorator(Class.prototype, name, index));
-  Object.defineProperty(Class.prototype, name, Reflect.decorate(methodDecorators, Class.prototype, name, descriptor) ?? descriptor);
-}

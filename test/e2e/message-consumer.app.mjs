@@ -21,6 +21,7 @@ import pg from 'pg';
 import { IdempotencyEvents, IdempotencyModule, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { JetStreamServer } from 'nestjs-pg-idempotency/jetstream';
+import { decorate } from '../support/decorate.mjs';
 
 const env = process.env;
 const transport = env.TRANSPORT ?? 'rmq';
@@ -101,11 +102,3 @@ if (transport === 'rmq' && env.MANUAL_QUEUE) {
 app.enableShutdownHooks();
 await app.listen(0, '127.0.0.1');
 console.log(`listening on http://127.0.0.1:${app.getHttpServer().address().port}`);
-
-/** Applies method and parameter decorators to `Class.prototype[name]`, as TypeScript would. */
-function decorate(Class, name, methodDecorators, parameterDecorators) {
-  const descriptor = Object.getOwnPropertyDescriptor(Class.prototype, name);
-  Reflect.defineMetadata('design:paramtypes', parameterDecorators.map(() => Object), Class.prototype, name);
-  parameterDecorators.forEach((decorator, index) => decorator(Class.prototype, name, index));
-  Object.defineProperty(Class.prototype, name, Reflect.decorate(methodDecorators, Class.prototype, name, descriptor) ?? descriptor);
-}

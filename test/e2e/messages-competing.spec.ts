@@ -3,14 +3,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
 import { DUPLICATE_WINDOW_MS, testStream } from '../support/jetstream.js';
+import { CONSUMER_APP, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { testQueue } from '../support/rabbitmq.js';
 
-const CONSUMER = 'test/e2e/message-consumer.app.mjs';
 const KEYS = 7_000;
 const DUPLICATES = 3_000;
 
-const stats = async (consumer: DemoProcess): Promise<Record<string, number>> => (await fetch(`${consumer.url}/stats`)).json() as Promise<Record<string, number>>;
 const total = async (consumers: DemoProcess[], type: string) => (await Promise.all(consumers.map(stats))).reduce((sum, counted) => sum + (counted[type] ?? 0), 0);
 
 /**
@@ -42,7 +41,7 @@ describe.each(['rmq', 'nats'] as const)('two consumers competing on %s, 10,000 m
     const env: Record<string, string> = queue
       ? { TRANSPORT: 'rmq', QUEUE: queue.name }
       : { TRANSPORT: 'nats', STREAM: stream!.name, DURABLE: stream!.durable, PATTERN_PREFIX: stream!.prefix };
-    const consumers = await Promise.all([0, 1].map(() => startAppProcess(CONSUMER, { ...env, MAX_ATTEMPTS: '3' })));
+    const consumers = await Promise.all([0, 1].map(() => startAppProcess(CONSUMER_APP, { ...env, MAX_ATTEMPTS: '3' })));
     try {
       for (const round of rounds()) {
         if (queue) for (const key of round) queue.publish('payment.created', { caller, amount: key }, idOf(key));

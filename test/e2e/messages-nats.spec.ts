@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
 import { DUPLICATE_WINDOW_MS, type TestStream, testStream } from '../support/jetstream.js';
+import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 
-const CONSUMER = 'test/e2e/message-consumer.app.mjs';
 
-const stats = async (consumer: DemoProcess): Promise<Record<string, number>> => (await fetch(`${consumer.url}/stats`)).json() as Promise<Record<string, number>>;
-const amounts = async (caller: string): Promise<number[]> =>
-  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
 /** Past the stream's duplicate window: JetStream takes the same id again, as after a publisher's timeout. */
 const pastDuplicateWindow = () => sleep(DUPLICATE_WINDOW_MS + 100);
 
@@ -23,7 +19,7 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     await stream.close();
   });
   const started = async (env: Record<string, string> = {}) => {
-    const consumer = await startAppProcess(CONSUMER, {
+    const consumer = await startAppProcess(CONSUMER_APP, {
       TRANSPORT: 'nats',
       STREAM: stream.name,
       DURABLE: stream.durable,
@@ -52,7 +48,7 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     const victim = await started();
     const [caller, id] = [newCaller(), randomUUID()];
     await stream.publish('payment.created', { caller, amount: 11, kill: 'after-commit' }, id);
-    await waitFor('the consumer to die after its commit', async () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    await waitFor('the consumer to die after its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([11]);
     const next = await started();
     await waitFor('the redelivery (after the ack wait)', async () => ((await stats(next)).replayed ?? 0) === 1);
@@ -65,7 +61,7 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     const victim = await started();
     const [caller, id] = [newCaller(), randomUUID()];
     await stream.publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
-    await waitFor('the consumer to die before its commit', async () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    await waitFor('the consumer to die before its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([]);
     const next = await started();
     await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);

@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { paymentCount, sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
+import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { type TestQueue, testQueue } from '../support/rabbitmq.js';
 
-const CONSUMER = 'test/e2e/message-consumer.app.mjs';
 
 const startConsumer = (queue: TestQueue, env: Record<string, string> = {}) =>
-  startAppProcess(CONSUMER, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env });
-const stats = async (consumer: DemoProcess): Promise<Record<string, number>> => (await fetch(`${consumer.url}/stats`)).json() as Promise<Record<string, number>>;
-const amounts = async (caller: string): Promise<number[]> =>
-  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
-/** The queue is empty and its consumers are stopped: every message was acked (an unacked one would be back, ready). */
-const drained = async (queue: TestQueue) => (await queue.counts()).ready === 0;
+  startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env });
 
 /** Idempotent consumers on the machine's RabbitMQ, through Nest's RMQ transport: exactly one effect per message key. */
 describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () => {
@@ -87,7 +82,7 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     const victim = await started();
     const [caller, id] = [newCaller(), randomUUID()];
     queue.publish('payment.created', { caller, amount: 11, kill: 'after-commit' }, id);
-    await waitFor('the consumer to die after its commit', async () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    await waitFor('the consumer to die after its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([11]);
     const next = await started();
     await waitFor('the redelivery', async () => ((await stats(next)).replayed ?? 0) === 1);
@@ -101,7 +96,7 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     const victim = await started();
     const [caller, id] = [newCaller(), randomUUID()];
     queue.publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
-    await waitFor('the consumer to die before its commit', async () => victim.child.exitCode !== null || victim.child.signalCode !== null);
+    await waitFor('the consumer to die before its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([]);
     const next = await started();
     await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
