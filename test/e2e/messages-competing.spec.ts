@@ -8,6 +8,8 @@ import { type DemoProcess, startAppProcess, waitFor } from '../support/processes
 import { testQueue } from '../support/rabbitmq.js';
 
 const KEYS = 7_000;
+/** Publishes awaiting the stream's acknowledgement at once. */
+const IN_FLIGHT = 100;
 const DUPLICATES = 3_000;
 
 const total = async (consumers: DemoProcess[], type: string) => (await Promise.all(consumers.map(stats))).reduce((sum, counted) => sum + (counted[type] ?? 0), 0);
@@ -46,7 +48,9 @@ describe.each(['rmq', 'nats'] as const)('two consumers competing on %s, 10,000 m
       for (const round of rounds()) {
         if (queue) for (const key of round) queue.publish('payment.created', { caller, amount: key }, idOf(key));
         else {
-          await Promise.all(round.map((key) => stream!.publish('payment.created', { caller, amount: key }, idOf(key))));
+          for (let from = 0; from < round.length; from += IN_FLIGHT) {
+            await Promise.all(round.slice(from, from + IN_FLIGHT).map((key) => stream!.publish('payment.created', { caller, amount: key }, idOf(key))));
+          }
           // The next round may repeat a key of this one: past the window, JetStream takes it.
           await sleep(DUPLICATE_WINDOW_MS + 100);
         }

@@ -23,6 +23,13 @@ export interface TestStream {
 /** The duplicate window of the test streams. */
 export const DUPLICATE_WINDOW_MS = 200;
 
+/**
+ * How long a publish waits for the stream's acknowledgement: a busy machine (two consumers and
+ * PostgreSQL on two cores) answers slower than the client's 5 s default. A publish is never
+ * retried: past the duplicate window a retry is a second delivery.
+ */
+const PUBLISH_ACK_MS = 60_000;
+
 export async function testStream(): Promise<TestStream> {
   const connection: NatsConnection = await connect({ servers: NATS_URL });
   const manager: JetStreamManager = await connection.jetstreamManager();
@@ -40,6 +47,7 @@ export async function testStream(): Promise<TestStream> {
       if (messageId !== undefined) carried.set('Nats-Msg-Id', messageId);
       await client.publish(`${prefix}${pattern}`, raw ?? new TextEncoder().encode(JSON.stringify({ pattern: `${prefix}${pattern}`, data })), {
         headers: messageId === undefined ? undefined : carried,
+        timeout: PUBLISH_ACK_MS,
       });
     },
     async pending() {
