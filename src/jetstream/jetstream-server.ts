@@ -53,13 +53,14 @@ export class JetStreamContext extends BaseRpcContext<[JetStreamMessage, string, 
  */
 export class JetStreamServer extends Server implements CustomTransportStrategy {
   override readonly transportId = Symbol.for('nestjs-pg-idempotency:jetstream');
-  /** A handler's error reaches this transport, which decides its message's redelivery. */
-  override propagatesEventHandlerErrors = true;
   private connection?: NatsConnection;
   private readonly consumers: ConsumerMessages[] = [];
 
   constructor(private readonly options: JetStreamServerOptions) {
     super();
+    // A handler's error reaches this transport, which decides its message's redelivery (NestJS 12
+    // swallows an event handler's error unless its server says so; NestJS 11 always passes it on).
+    (this as { propagatesEventHandlerErrors?: boolean }).propagatesEventHandlerErrors = true;
   }
 
   async listen(callback: (error?: unknown) => void): Promise<void> {
