@@ -1,8 +1,11 @@
 // A Nest app consuming messages exactly once, as a process of its own: a hybrid app whose
 // microservice is Nest's RMQ transport (TRANSPORT=rmq, queue QUEUE, noAck: false, a dead-letter
-// queue QUEUE.dead) or JetStreamServer (TRANSPORT=nats, stream STREAM, durable DURABLE), the
-// module on a node-postgres pool, each handler's one row written through IdempotentDrizzle.
-// Patterns carry PATTERN_PREFIX. - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
+// queue QUEUE.dead) or JetStreamServer (TRANSPORT=nats, stream STREAM, durable DURABLE). Each
+// handler writes one row through the host HOST: 'drizzle' (default: the module on a node-postgres
+// pool, IdempotentDrizzle), 'prisma' (the same pool, IdempotentPrisma with the demo's client),
+// 'typeorm' (the module on a DataSource, IdempotencyTransaction), 'cls' (that DataSource through
+// @nestjs-cls/transactional, IdempotentTransactionalAdapterTypeOrm, a withTransaction() call).
+// MODE=lease: the handlers in lease mode. Patterns carry PATTERN_PREFIX. - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
 //   payment (caller, amount); data.poison: throws after its write; data.holdMs: holds that long
 //   after its write; data.kill === 'before-commit': SIGKILLs itself after its write on its first
 //   delivery; 'after-commit': SIGKILLs itself once the outcome is committed, before the ack.
@@ -11,33 +14,71 @@
 //   over rmqDelivery), pattern 'payment.manual', writing the same row.
 // GET /stats answers the module's message events counted by type. Prints "listening on <url>".
 import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
+import { Controller, Get, Global, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import amqplib from 'amqplib';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { IdempotencyEvents, IdempotencyModule, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
+import { ClsPluginTransactional, TransactionHost } from '@nestjs-cls/transactional';
+import { ClsModule } from 'nestjs-cls';
+import { DataSource } from 'typeorm';
+import { IdempotencyEvents, IdempotencyModule, IdempotencyTransaction, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
+import { IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { JetStreamServer } from 'nestjs-pg-idempotency/jetstream';
+import { IdempotentPrisma, IdempotentPrismaModule } from 'nestjs-pg-idempotency/prisma';
 import { decorate } from '../support/decorate.mjs';
 
 const env = process.env;
 const transport = env.TRANSPORT ?? 'rmq';
+const host = env.HOST ?? 'drizzle';
 const RABBITMQ = env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const NATS = env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 });
-const db = new IdempotentDrizzle(drizzle({ client: pool }));
-const options = { maxAttempts: Number(env.MAX_ATTEMPTS ?? 3), retryDelay: Number(env.RETRY_DELAY_MS ?? 100) };
+const options = { maxAttempts: Number(env.MAX_ATTEMPTS ?? 3), retryDelay: Number(env.RETRY_DELAY_MS ?? 100), ...(env.MODE ? { mode: env.MODE } : {}) };
 /** Prefixes the patterns (JetStream subjects: each test run's stream has subjects of its own). */
 const PREFIX = env.PATTERN_PREFIX ?? '';
 /** Deliveries whose outcome, once committed, this process dies on before it acks. */
 const killAfterCommit = new Set();
 
-async function pay(data) {
-  await db.db.execute(sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`);
+/** The host's modules, and its one write of a payment (`app`: the Nest app, once created). */
+async function hostOf(name) {
+  if (name === 'typeorm' || name === 'cls') {
+    const dataSource = await new DataSource({ type: 'postgres', url: env.DATABASE_URL, poolSize: 10 }).initialize();
+    const insert = (query, data) => query('INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3)', [data.caller, data.amount, 'EUR']);
+    if (name === 'typeorm') {
+      return { imports: [IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })], pay: (app, data) => insert((...args) => app.get(IdempotencyTransaction).manager.query(...args), data) };
+    }
+    class DataSourceModule {}
+    Module({ providers: [{ provide: DataSource, useValue: dataSource }], exports: [DataSource] })(DataSourceModule);
+    Global()(DataSourceModule);
+    const plugin = new ClsPluginTransactional({ imports: [DataSourceModule], adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) });
+    return {
+      imports: [DataSourceModule, ClsModule.forRoot({ global: true, plugins: [plugin] }), IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })],
+      pay: (app, data) => {
+        const txHost = app.get(TransactionHost);
+        return txHost.withTransaction(() => insert((...args) => txHost.tx.query(...args), data));
+      },
+    };
+  }
+  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 });
+  if (name === 'prisma') {
+    const { PrismaClient } = await import('../../dist/esm/demo/prisma/generated/client.js');
+    return {
+      imports: [IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })), IdempotencyModule.forRoot({ pool, sweepInterval: 0 })],
+      pay: (app, data) => app.get(IdempotentPrisma).client.payment.create({ data: { caller: data.caller, amount: data.amount, currency: 'EUR' } }),
+    };
+  }
+  const db = new IdempotentDrizzle(drizzle({ client: pool }));
+  return {
+    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })],
+    pay: (_app, data) => db.db.execute(sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`),
+  };
 }
+const chosen = await hostOf(host);
+let app;
+const pay = async (data) => void (await chosen.pay(app, data));
 
 const firstDelivery = (context) =>
   transport === 'rmq' ? !context.getMessage().fields.redelivered && !context.getMessage().properties.headers?.['x-idempotency-attempt'] : context.getMessage().info.deliveryCount === 1;
@@ -70,9 +111,9 @@ Controller('stats')(StatsController);
 decorate(StatsController, 'stats', [Get()], []);
 
 class AppModule {}
-Module({ imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })], controllers: [MessagesController, StatsController] })(AppModule);
+Module({ imports: chosen.imports, controllers: [MessagesController, StatsController] })(AppModule);
 
-const app = await NestFactory.create(AppModule, { logger: ['error'] });
+app = await NestFactory.create(AppModule, { logger: ['error'] });
 app.get(IdempotencyEvents).subscribe((event) => {
   if (!event.transport) return;
   counts[event.type] = (counts[event.type] ?? 0) + 1;
