@@ -2,69 +2,69 @@ import { Body, Controller, InternalServerErrorException, Post, Req, UseGuards } 
 import { keyLockHolders, keyRows, paymentCount } from '../support/database.js';
 import { Idempotent } from '../../src/index.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { appsOn, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
+import { appsOn, PLATFORMS_AND_DEMO_HOSTS, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { entered, hold, release } from '../support/latch.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
-describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
-  const { startDemo, startLab } = appsOn(platform, host);
-
-  describe('concurrent requests (demo API, 300 ms inside the payment handler)', () => {
-    let demo: RunningApp;
-    beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
-    afterAll(async () => {
-      await demo.close();
-    });
-
-    it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {
-      const caller = newCaller();
-      const key = newKey();
-      const answers = await Promise.all(
-        Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
-      );
-      const executed = answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
-      const conflicts = answers.filter((a) => a.status === 409);
-      const replays = answers.filter((a) => a.headers['idempotent-replayed'] === 'true');
-      expect(executed).toHaveLength(1);
-      expect(conflicts.length + replays.length).toBe(49);
-      expect(conflicts.length).toBeGreaterThan(0);
-      for (const conflict of conflicts) {
-        expect(conflict.headers['retry-after']).toMatch(/^[1-9]\d*$/);
-        expect(conflict.headers['content-type']).toMatch(/^application\/problem\+json/);
-        expect(conflict.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-in-use', status: 409 });
-      }
-      for (const replay of replays) expect(replay.body.equals(executed[0].body)).toBe(true);
-      expect(await paymentCount(caller)).toBe(1);
-
-      const after = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-      expect(after.headers['idempotent-replayed']).toBe('true');
-      expect(after.body.equals(executed[0].body)).toBe(true);
-    });
-
-    it('50 at once with distinct keys: 50 executions, no false 409', async () => {
-      const caller = newCaller();
-      const answers = await Promise.all(
-        Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
-      );
-      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
-      expect(answers.every((a) => !a.headers['idempotent-replayed'])).toBe(true);
-      expect(await paymentCount(caller)).toBe(50);
-      expect(await keyRows(caller)).toHaveLength(50);
-    });
-
-    it('replays of a completed key running at once all replay (no 409)', async () => {
-      const caller = newCaller();
-      const key = newKey();
-      const first = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-      const answers = await Promise.all(
-        Array.from({ length: 30 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
-      );
-      expect(answers.every((a) => a.status === 201 && a.headers['idempotent-replayed'] === 'true')).toBe(true);
-      expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
-    });
-
+describe.each(PLATFORMS_AND_DEMO_HOSTS)('concurrent requests (demo API, 300 ms inside the payment handler), on %s, %s', (platform, host) => {
+  const { startDemo } = appsOn(platform, host);
+  let demo: RunningApp;
+  beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
+  afterAll(async () => {
+    await demo.close();
   });
+
+  it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
+    );
+    const executed = answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
+    const conflicts = answers.filter((a) => a.status === 409);
+    const replays = answers.filter((a) => a.headers['idempotent-replayed'] === 'true');
+    expect(executed).toHaveLength(1);
+    expect(conflicts.length + replays.length).toBe(49);
+    expect(conflicts.length).toBeGreaterThan(0);
+    for (const conflict of conflicts) {
+      expect(conflict.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+      expect(conflict.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(conflict.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-in-use', status: 409 });
+    }
+    for (const replay of replays) expect(replay.body.equals(executed[0].body)).toBe(true);
+    expect(await paymentCount(caller)).toBe(1);
+
+    const after = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+    expect(after.headers['idempotent-replayed']).toBe('true');
+    expect(after.body.equals(executed[0].body)).toBe(true);
+  });
+
+  it('50 at once with distinct keys: 50 executions, no false 409', async () => {
+    const caller = newCaller();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
+    expect(answers.every((a) => !a.headers['idempotent-replayed'])).toBe(true);
+    expect(await paymentCount(caller)).toBe(50);
+    expect(await keyRows(caller)).toHaveLength(50);
+  });
+
+  it('replays of a completed key running at once all replay (no 409)', async () => {
+    const caller = newCaller();
+    const key = newKey();
+    const first = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
+    );
+    expect(answers.every((a) => a.status === 201 && a.headers['idempotent-replayed'] === 'true')).toBe(true);
+    expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
+  });
+});
+
+describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
+  const { startLab } = appsOn(platform, host);
 
   describe('replays read from the database (no replay cache)', () => {
     it('30 replays of a completed key at once all replay, byte for byte, with no 409', async () => {
