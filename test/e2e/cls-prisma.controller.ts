@@ -1,13 +1,10 @@
-import { Body, Controller, Headers, HttpException, Injectable, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
+import { HttpException, Injectable } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
-import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import type { PrismaClient } from '../../src/demo/prisma/generated/client.js';
 import type { IdempotentTransactionalAdapterPrisma } from '../../src/hosts/cls/index.js';
-import { Idempotent } from '../../src/index.js';
-import { ScenarioPayment } from './hosts.controller.js';
+import { clsScenarioController } from './hosts.controller.js';
 
 const DECLINED_FROM = 1_000_000;
-
 
 /** The innermost service on Prisma: writes the payment and its ledger entry through `TransactionHost`, in a `@Transactional()` method. */
 @Injectable()
@@ -71,78 +68,4 @@ export class PrismaScenarioPayments {
 }
 
 /** The routes of `ClsScenarioController`, on Prisma through `IdempotentTransactionalAdapterPrisma`. */
-@Controller('scenario')
-@UseGuards(BearerAuthGuard)
-export class ClsPrismaScenarioController {
-  constructor(
-    private readonly payments: PrismaScenarioPayments,
-    private readonly ledger: PrismaScenarioLedger,
-  ) {}
-
-  @Post('pay')
-  @Idempotent()
-  async pay(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest, @Headers('x-fail') fail?: string) {
-    const payment = await this.payments.pay(request.user.id, dto.amount);
-    if (fail === 'after-write') throw new InternalServerErrorException('failed after its write');
-    return payment;
-  }
-
-  @Post('caught')
-  @Idempotent()
-  async caught(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
-    try {
-      await this.payments.pay(request.user.id, DECLINED_FROM + dto.amount);
-    } catch (error) {
-      return { caught: (error as Error).message };
-    }
-    return { caught: 'nothing' };
-  }
-
-  @Post('caught-after-write')
-  @Idempotent()
-  async caughtAfterWrite(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
-    await this.ledger.recordWithoutDecorator(request.user.id, dto.amount);
-    return this.caught(dto, request);
-  }
-
-  @Post('inner-failure/nested')
-  @Idempotent()
-  innerNestedFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest) {
-    return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Nested);
-  }
-
-  @Post('inner-failure/required')
-  @Idempotent()
-  innerRequiredFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest) {
-    return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Required);
-  }
-
-  @Post('requires-new')
-  @Idempotent()
-  requiresNew(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest) {
-    return named(this.ledger.recordOnItsOwn(request.user.id, dto.amount));
-  }
-
-  @Post('serializable')
-  @Idempotent()
-  serializable(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest) {
-    return named(this.ledger.recordSerializable(request.user.id, dto.amount));
-  }
-
-  @Post('not-supported')
-  @Idempotent()
-  notSupported(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest) {
-    return named(this.ledger.recordWithoutTransaction(request.user.id, dto.amount));
-  }
-
-  @Post('plain')
-  plain(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest) {
-    return this.payments.pay(request.user.id, dto.amount);
-  }
-}
-
-function named<T>(work: Promise<T>): Promise<T> {
-  return work.catch((error: Error) => {
-    throw new InternalServerErrorException(`${error.name}: ${error.message}`);
-  });
-}
+export const ClsPrismaScenarioController = clsScenarioController(PrismaScenarioPayments, PrismaScenarioLedger);

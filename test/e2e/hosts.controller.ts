@@ -1,4 +1,4 @@
-import { Body, Controller, Headers, HttpException, Injectable, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Headers, HttpException, Inject, Injectable, InternalServerErrorException, Post, Req, type Type, UseGuards } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { IsInt, IsPositive } from 'class-validator';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
@@ -100,78 +100,99 @@ export class ScenarioPayments {
   }
 }
 
-@Controller('scenario')
-@UseGuards(BearerAuthGuard)
-export class ClsScenarioController {
-  constructor(
-    private readonly payments: ScenarioPayments,
-    private readonly ledger: ScenarioLedger,
-  ) {}
-
-  @Post('pay')
-  @Idempotent()
-  async pay(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest, @Headers('x-fail') fail?: string): Promise<Payment> {
-    const payment = await this.payments.pay(request.user.id, dto.amount);
-    if (fail === 'after-write') throw new InternalServerErrorException('failed after its write');
-    return payment;
-  }
-
-  /** The outermost @Transactional() call fails after its write; the handler catches it and answers. */
-  @Post('caught')
-  @Idempotent()
-  async caught(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
-    try {
-      await this.payments.pay(request.user.id, DECLINED_FROM + dto.amount);
-    } catch (error) {
-      return { caught: (error as Error).message };
-    }
-    return { caught: 'nothing' };
-  }
-
-  /** A write through `TransactionHost` first, then the outermost @Transactional() call, which fails after its write; caught. */
-  @Post('caught-after-write')
-  @Idempotent()
-  async caughtAfterWrite(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
-    await this.ledger.recordWithoutDecorator(request.user.id, dto.amount);
-    return this.caught(dto, request);
-  }
-
-  @Post('inner-failure/nested')
-  @Idempotent()
-  innerNestedFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
-    return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Nested);
-  }
-
-  @Post('inner-failure/required')
-  @Idempotent()
-  innerRequiredFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
-    return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Required);
-  }
-
-  @Post('requires-new')
-  @Idempotent()
-  requiresNew(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<string> {
-    return named(this.ledger.recordOnItsOwn(request.user.id, dto.amount));
-  }
-
-  @Post('serializable')
-  @Idempotent()
-  serializable(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<string> {
-    return named(this.ledger.recordSerializable(request.user.id, dto.amount));
-  }
-
-  @Post('not-supported')
-  @Idempotent()
-  notSupported(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<string> {
-    return named(this.ledger.recordWithoutTransaction(request.user.id, dto.amount));
-  }
-
-  /** Outside any @Idempotent() request, @Transactional() is upstream's: a transaction of its own. */
-  @Post('plain')
-  plain(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<Payment> {
-    return this.payments.pay(request.user.id, dto.amount);
-  }
+/** What the cls scenario routes call, on any tool: the outer service of a payment. */
+export interface ClsScenarioPayments {
+  pay(caller: string, amount: number): Promise<unknown>;
+  payThenFailInside(caller: string, amount: number, propagation: Propagation): Promise<{ kept: string }>;
 }
+
+/** What the cls scenario routes call, on any tool: the innermost service, writing through `TransactionHost`. */
+export interface ClsScenarioLedger {
+  recordWithoutDecorator(caller: string, amount: number): Promise<string>;
+  recordOnItsOwn(caller: string, amount: number): Promise<string>;
+  recordSerializable(caller: string, amount: number): Promise<string>;
+  recordWithoutTransaction(caller: string, amount: number): Promise<string>;
+}
+
+/** The cls scenario routes over the services of one tool (TypeORM, Prisma): the same routes on each. */
+export function clsScenarioController(Payments: Type<ClsScenarioPayments>, Ledger: Type<ClsScenarioLedger>): Type<unknown> {
+  @Controller('scenario')
+  @UseGuards(BearerAuthGuard)
+  class ClsScenarioRoutes {
+    constructor(
+      @Inject(Payments) private readonly payments: ClsScenarioPayments,
+      @Inject(Ledger) private readonly ledger: ClsScenarioLedger,
+    ) {}
+
+    @Post('pay')
+    @Idempotent()
+    async pay(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest, @Headers('x-fail') fail?: string): Promise<unknown> {
+      const payment = await this.payments.pay(request.user.id, dto.amount);
+      if (fail === 'after-write') throw new InternalServerErrorException('failed after its write');
+      return payment;
+    }
+
+    /** The outermost @Transactional() call fails after its write; the handler catches it and answers. */
+    @Post('caught')
+    @Idempotent()
+    async caught(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
+      try {
+        await this.payments.pay(request.user.id, DECLINED_FROM + dto.amount);
+      } catch (error) {
+        return { caught: (error as Error).message };
+      }
+      return { caught: 'nothing' };
+    }
+
+    /** A write through `TransactionHost` first, then the outermost @Transactional() call, which fails after its write; caught. */
+    @Post('caught-after-write')
+    @Idempotent()
+    async caughtAfterWrite(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
+      await this.ledger.recordWithoutDecorator(request.user.id, dto.amount);
+      return this.caught(dto, request);
+    }
+
+    @Post('inner-failure/nested')
+    @Idempotent()
+    innerNestedFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
+      return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Nested);
+    }
+
+    @Post('inner-failure/required')
+    @Idempotent()
+    innerRequiredFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
+      return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Required);
+    }
+
+    @Post('requires-new')
+    @Idempotent()
+    requiresNew(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<string> {
+      return named(this.ledger.recordOnItsOwn(request.user.id, dto.amount));
+    }
+
+    @Post('serializable')
+    @Idempotent()
+    serializable(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<string> {
+      return named(this.ledger.recordSerializable(request.user.id, dto.amount));
+    }
+
+    @Post('not-supported')
+    @Idempotent()
+    notSupported(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<string> {
+      return named(this.ledger.recordWithoutTransaction(request.user.id, dto.amount));
+    }
+
+    /** Outside any @Idempotent() request, @Transactional() is upstream's: a transaction of its own. */
+    @Post('plain')
+    plain(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<unknown> {
+      return this.payments.pay(request.user.id, dto.amount);
+    }
+  }
+  return ClsScenarioRoutes;
+}
+
+/** The cls scenario routes on TypeORM, through `IdempotentTransactionalAdapterTypeOrm`. */
+export const ClsScenarioController = clsScenarioController(ScenarioPayments, ScenarioLedger);
 
 /** The error a call failed with, as a 500 whose detail is its name and message. */
 function named<T>(work: Promise<T>): Promise<T> {

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newCaller } from '../support/http.js';
-import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
-import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
-import { type TestQueue, testQueue } from '../support/rabbitmq.js';
+import { amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
+import { waitFor } from '../support/processes.js';
 
 /**
  * The message guarantees on every host a consumer writes through (the RMQ transport; the
@@ -10,38 +9,24 @@ import { type TestQueue, testQueue } from '../support/rabbitmq.js';
  * one effect per key, a failing handler's writes undone with the key's transaction, a consumer
  * killed before its commit leaving nothing; and lease mode, whose writes commit on their own.
  */
-function consumersOn(env: Record<string, string>) {
-  let queue: TestQueue;
-  const consumers: DemoProcess[] = [];
-  beforeEach(async () => (queue = await testQueue()));
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((consumer) => consumer.kill().catch(() => undefined)));
-    await queue.close();
-  });
-  return {
-    queue: () => queue,
-    async started() {
-      const consumer = await startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env });
-      consumers.push(consumer);
-      return consumer;
-    },
-  };
+
+/** Published three times, one after the other: one effect, the first run, each duplicate acked without running. */
+async function publishedThreeTimes(setup: ReturnType<typeof rmqConsumers>): Promise<void> {
+  const consumer = await setup.started();
+  const [caller, id] = [newCaller(), randomUUID()];
+  for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
+    setup.queue().publish('payment.created', { caller, amount: 10 }, id);
+    await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+  }
+  expect(await amounts(caller)).toEqual([10]);
+  await consumer.stop();
+  expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
 }
 
 describe.each(['typeorm', 'cls', 'prisma'] as const)('messages on the %s host (RabbitMQ, @IdempotentMessage())', (host) => {
-  const setup = consumersOn({ HOST: host });
+  const setup = rmqConsumers({ HOST: host });
 
-  it('a message published three times has one effect: run once, each duplicate acked without running', async () => {
-    const consumer = await setup.started();
-    const [caller, id] = [newCaller(), randomUUID()];
-    for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
-      setup.queue().publish('payment.created', { caller, amount: 10 }, id);
-      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
-    }
-    expect(await amounts(caller)).toEqual([10]);
-    await consumer.stop();
-    expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
-  });
+  it('a message published three times has one effect: run once, each duplicate acked without running', () => publishedThreeTimes(setup));
 
   it("a handler that writes then throws leaves no rows: each attempt's write rolls back with the key, then the message is dead-lettered", async () => {
     const consumer = await setup.started();
@@ -69,19 +54,9 @@ describe.each(['typeorm', 'cls', 'prisma'] as const)('messages on the %s host (R
 });
 
 describe('messages in lease mode (RabbitMQ, @IdempotentMessage({ mode: "lease" }), Drizzle)', () => {
-  const setup = consumersOn({ MODE: 'lease' });
+  const setup = rmqConsumers({ MODE: 'lease' });
 
-  it('a message published three times has one effect: run once, each duplicate acked without running', async () => {
-    const consumer = await setup.started();
-    const [caller, id] = [newCaller(), randomUUID()];
-    for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
-      setup.queue().publish('payment.created', { caller, amount: 10 }, id);
-      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
-    }
-    expect(await amounts(caller)).toEqual([10]);
-    await consumer.stop();
-    expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
-  });
+  it('a message published three times has one effect: run once, each duplicate acked without running', () => publishedThreeTimes(setup));
 
   it("a failing handler's writes are its own (outside the key's transaction): each attempt's stays, the key is released, and after its attempts the message is dead-lettered", async () => {
     const consumer = await setup.started();

@@ -1,28 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { paymentCount, sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
-import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
+import { CONSUMER_APP, amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { type TestQueue, testQueue } from '../support/rabbitmq.js';
 
-
-const startConsumer = (queue: TestQueue, env: Record<string, string> = {}) =>
-  startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env });
-
 /** Idempotent consumers on the machine's RabbitMQ, through Nest's RMQ transport: exactly one effect per message key. */
 describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () => {
+  const setup = rmqConsumers();
   let queue: TestQueue;
-  const consumers: DemoProcess[] = [];
-  beforeEach(async () => (queue = await testQueue()));
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((consumer) => consumer.kill().catch(() => undefined)));
-    await queue.close();
-  });
-  const started = async (env: Record<string, string> = {}) => {
-    const consumer = await startConsumer(queue, env);
-    consumers.push(consumer);
-    return consumer;
-  };
+  beforeEach(() => (queue = setup.queue()));
+  const started = setup.started;
 
   it('a message published three times (a publisher retrying) has one effect: the first run and acked after its commit, each duplicate acked without running', async () => {
     const consumer = await started();
@@ -171,7 +159,7 @@ describe('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentM
   let consumer: DemoProcess;
   beforeAll(async () => {
     [queue, manual] = [await testQueue(), await testQueue('idempotency-manual')];
-    consumer = await startConsumer(queue, { MANUAL_QUEUE: manual.name });
+    consumer = await startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', MANUAL_QUEUE: manual.name });
   });
   afterAll(async () => {
     await consumer?.kill();

@@ -1,5 +1,6 @@
 import { sql } from './database.js';
-import type { DemoProcess } from './processes.js';
+import { type DemoProcess, startAppProcess } from './processes.js';
+import { type TestQueue, testQueue } from './rabbitmq.js';
 
 /** The consumer app the message suites start as processes (`test/e2e/message-consumer.app.mjs`). */
 export const CONSUMER_APP = 'test/e2e/message-consumer.app.mjs';
@@ -17,4 +18,26 @@ export async function amounts(caller: string): Promise<number[]> {
 /** Whether the consumer process has died (it SIGKILLs itself in the kill scenarios). */
 export function gone(consumer: DemoProcess): boolean {
   return consumer.child.exitCode !== null || consumer.child.signalCode !== null;
+}
+
+/**
+ * A queue of its own for each test of the calling `describe`, and consumer processes of the
+ * consumer app on it (`env` over `TRANSPORT=rmq`, `MAX_ATTEMPTS=3`), killed after each test.
+ */
+export function rmqConsumers(env: Record<string, string> = {}) {
+  let queue: TestQueue;
+  const consumers: DemoProcess[] = [];
+  beforeEach(async () => (queue = await testQueue()));
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.kill().catch(() => undefined)));
+    await queue.close();
+  });
+  return {
+    queue: () => queue,
+    async started(more: Record<string, string> = {}) {
+      const consumer = await startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env, ...more });
+      consumers.push(consumer);
+      return consumer;
+    },
+  };
 }
