@@ -1,5 +1,6 @@
 import { BaseRpcContext, type CustomTransportStrategy, Server } from '@nestjs/microservices';
-import { AckPolicy, connect, type ConsumerMessages, DeliverPolicy, type NatsConnection, nanos } from 'nats';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AckPolicy, connect, type Consumer, type ConsumerMessages, DeliverPolicy, type NatsConnection, nanos } from 'nats';
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { MessageDelivery } from '../message/transports/message-delivery.js';
 import { type JetStreamMessage, jetStreamDelivery } from './jetstream-delivery.js';
@@ -55,6 +56,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   override readonly transportId = Symbol.for('nestjs-pg-idempotency:jetstream');
   private connection?: NatsConnection;
   private readonly consumers: ConsumerMessages[] = [];
+  private closing = false;
 
   constructor(private readonly options: JetStreamServerOptions) {
     super();
@@ -80,9 +82,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
           max_deliver: -1,
         });
         const consumer = await connection.jetstream().consumers.get(this.options.stream, durable);
-        const messages = await consumer.consume({ max_messages: this.options.maxInFlight ?? 16 });
-        this.consumers.push(messages);
-        void this.serve(messages, pattern);
+        void this.serve(consumer, await this.consume(consumer), pattern);
       }
       callback();
     } catch (error) {
@@ -91,6 +91,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     for (const messages of this.consumers.splice(0)) messages.stop();
     await this.connection?.drain().catch(() => undefined);
     this.connection = undefined;
@@ -102,8 +103,33 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     return this.connection as T;
   }
 
-  private async serve(messages: ConsumerMessages, pattern: string): Promise<void> {
-    for await (const message of messages) void this.handle(message as unknown as JetStreamMessage, pattern);
+  private async consume(consumer: Consumer): Promise<ConsumerMessages> {
+    const messages = await consumer.consume({ max_messages: this.options.maxInFlight ?? 16 });
+    this.consumers.push(messages);
+    return messages;
+  }
+
+  /**
+   * Hands each message of `pattern` to its handler until the server closes. Consuming that stops
+   * on its own (an error of the client or the stream) is logged and started again a second later,
+   * so that a pattern never stops being served without a word.
+   */
+  private async serve(consumer: Consumer, first: ConsumerMessages, pattern: string): Promise<void> {
+    let messages: ConsumerMessages | undefined = first;
+    while (!this.closing) {
+      try {
+        messages ??= await this.consume(consumer);
+        for await (const message of messages) void this.handle(message as unknown as JetStreamMessage, pattern);
+        if (this.closing) return;
+        this.logger.error(`${pattern}: consuming stopped; started again in 1 s`);
+      } catch (error) {
+        if (this.closing) return;
+        this.logger.error(`${pattern}: consuming failed (${(error as Error)?.message ?? String(error)}); started again in 1 s`);
+      }
+      if (messages && this.consumers.includes(messages)) this.consumers.splice(this.consumers.indexOf(messages), 1);
+      messages = undefined;
+      await sleep(1_000);
+    }
   }
 
   private async handle(message: JetStreamMessage, pattern: string): Promise<void> {

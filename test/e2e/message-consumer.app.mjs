@@ -5,10 +5,13 @@
 // pool, IdempotentDrizzle), 'prisma' (the same pool, IdempotentPrisma with the demo's client),
 // 'typeorm' (the module on a DataSource, IdempotencyTransaction), 'cls' (that DataSource through
 // @nestjs-cls/transactional, IdempotentTransactionalAdapterTypeOrm, a withTransaction() call).
-// MODE=lease: the handlers in lease mode. Patterns carry PATTERN_PREFIX. - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
+// MODE=lease: the handlers in lease mode. Patterns carry PATTERN_PREFIX.
+// - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
 //   payment (caller, amount); data.poison: throws after its write; data.holdMs: holds that long
-//   after its write; data.kill === 'before-commit': SIGKILLs itself after its write on its first
-//   delivery; 'after-commit': SIGKILLs itself once the outcome is committed, before the ack.
+//   after its write; data.kill === 'before-commit': SIGKILLs itself after its write;
+//   'after-commit': SIGKILLs itself once the outcome is committed, before the ack; SURVIVES=1: a
+//   process that takes over from a killed one, and never kills itself (a redelivery's count is
+//   not a sure sign: JetStream may deliver again with a count of 1 a message whose consumer died).
 // - @MessagePattern('payment.quote') @IdempotentMessage(): writes a payment, answers { quote }.
 // - RMQ only: a consumer written by hand on MANUAL_QUEUE (amqplib, IdempotentMessages.consumeDelivery
 //   over rmqDelivery), pattern 'payment.manual', writing the same row.
@@ -80,16 +83,15 @@ const chosen = await hostOf(host);
 let app;
 const pay = async (data) => void (await chosen.pay(app, data));
 
-const firstDelivery = (context) =>
-  transport === 'rmq' ? !context.getMessage().fields.redelivered && !context.getMessage().properties.headers?.['x-idempotency-attempt'] : context.getMessage().info.deliveryCount === 1;
+const mayDie = env.SURVIVES !== '1';
 
 class MessagesController {
   async created(data, context) {
     await pay(data);
     if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
     if (data.poison) throw new Error(`poison message ${data.amount}`);
-    if (data.kill === 'before-commit' && firstDelivery(context)) process.kill(process.pid, 'SIGKILL');
-    if (data.kill === 'after-commit' && firstDelivery(context)) killAfterCommit.add(data.amount);
+    if (data.kill === 'before-commit' && mayDie) process.kill(process.pid, 'SIGKILL');
+    if (data.kill === 'after-commit' && mayDie) killAfterCommit.add(data.amount);
   }
 
   async quote(data) {

@@ -45,7 +45,7 @@ describe.each(['typeorm', 'cls', 'prisma'] as const)('messages on the %s host (R
     setup.queue().publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
     await waitFor('the consumer to die before its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([]);
-    const next = await setup.started();
+    const next = await setup.started({ SURVIVES: '1' });
     await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
     expect(await amounts(caller)).toEqual([12]);
     await next.stop();

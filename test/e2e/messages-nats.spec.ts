@@ -50,7 +50,7 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     await stream.publish('payment.created', { caller, amount: 11, kill: 'after-commit' }, id);
     await waitFor('the consumer to die after its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([11]);
-    const next = await started();
+    const next = await started({ SURVIVES: '1' });
     await waitFor('the redelivery (after the ack wait)', async () => ((await stats(next)).replayed ?? 0) === 1);
     expect(await stats(next)).toEqual({ replayed: 1 });
     expect(await amounts(caller)).toEqual([11]);
@@ -62,8 +62,9 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     const [caller, id] = [newCaller(), randomUUID()];
     await stream.publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
     await waitFor('the consumer to die before its commit', async () => gone(victim));
+    expect({ signal: victim.child.signalCode, output: victim.output() }).toEqual({ signal: 'SIGKILL', output: expect.any(String) });
     expect(await amounts(caller)).toEqual([]);
-    const next = await started();
+    const next = await started({ SURVIVES: '1' });
     await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
     expect(await amounts(caller)).toEqual([12]);
     await waitFor('every delivery acked', async () => (await stream.pending()) === 0);

@@ -72,7 +72,7 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     queue.publish('payment.created', { caller, amount: 11, kill: 'after-commit' }, id);
     await waitFor('the consumer to die after its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([11]);
-    const next = await started();
+    const next = await started({ SURVIVES: '1' });
     await waitFor('the redelivery', async () => ((await stats(next)).replayed ?? 0) === 1);
     expect(await stats(next)).toEqual({ replayed: 1 });
     expect(await amounts(caller)).toEqual([11]);
@@ -86,7 +86,7 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     queue.publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
     await waitFor('the consumer to die before its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([]);
-    const next = await started();
+    const next = await started({ SURVIVES: '1' });
     await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
     expect(await amounts(caller)).toEqual([12]);
     await next.stop();

@@ -5,9 +5,20 @@ import { type TestQueue, testQueue } from './rabbitmq.js';
 /** The consumer app the message suites start as processes (`test/e2e/message-consumer.app.mjs`). */
 export const CONSUMER_APP = 'test/e2e/message-consumer.app.mjs';
 
-/** The message events a consumer process counted, by type. */
+/**
+ * The message events a consumer process counted, by type. A connection reset while the process
+ * runs (a kept-alive socket the server closed as it was reused) is asked again; a process that
+ * died fails with its output.
+ */
 export async function stats(consumer: DemoProcess): Promise<Record<string, number>> {
-  return (await fetch(`${consumer.url}/stats`)).json() as Promise<Record<string, number>>;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await (await fetch(`${consumer.url}/stats`)).json()) as Record<string, number>;
+    } catch (error) {
+      if (gone(consumer)) throw new Error(`the consumer process died:\n${consumer.output()}`, { cause: error });
+      if (attempt === 3) throw error;
+    }
+  }
 }
 
 /** The amounts of the caller's payments, in order: one row per effect. */
