@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { keyRows, sql, until, waitingOnTable } from '../support/database.js';
+import { keyRows, sql, until, untilPast, waitingOnTable } from '../support/database.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { entered, release } from '../support/latch.js';
@@ -134,7 +134,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const stale = send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} });
       await entered(attemptLatch(key, 1));
       expect((await send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} })).status).toBe(409);
-      await sleep(1_000); // past the 1 s lease, counted from the reservation
+      await untilPast(caller, 'locked_until'); // past the 1 s lease
       // The lease has ended: this retry takes the key over while the first attempt still runs.
       const takeover = send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} });
       await entered(attemptLatch(key, 2));
@@ -228,7 +228,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         try {
           stale = send(url, { key, caller, body: { amount: 300 } });
           await atTheProvider(1);
-          await sleep(1_100); // past the stale holder's 1 s lease, counted from its reservation
+          await untilPast(caller, 'locked_until'); // past the stale holder's 1 s lease
           takeover = send(url, { key, caller, body: { amount: 300 } });
           await atTheProvider(2);
           await ledgerLock.query('COMMIT');

@@ -2,7 +2,7 @@ import { Body, Controller, Headers, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent, IdempotencySweeper } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { keyRows, sql } from '../support/database.js';
+import { keyRows, sql, untilPast } from '../support/database.js';
 import { appsOn, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { entered, hold, release } from '../support/latch.js';
@@ -87,7 +87,7 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
     const key = newKey();
     const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': 'held' } });
     await entered(key);
-    await sleep(1_300); // past the route's 1 s ttl, counted from the reservation
+    await untilPast(caller, 'expires_at'); // past the route's 1 s ttl
     const [{ leased }] = await sql(`SELECT locked_until > now() + interval '25 seconds' AS leased FROM idempotency_keys WHERE caller = $1`, [caller]);
     expect(leased).toBe(true); // the holder's lease runs for about 29 s more
     const duplicate = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '10' } });
@@ -101,7 +101,7 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
     const key = newKey();
     const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 1 }, headers: { 'x-work-ms': 'held' } });
     await entered(key);
-    await sleep(1_300); // past the route's 1 s ttl, counted from the reservation
+    await untilPast(caller, 'expires_at'); // past the route's 1 s ttl
     const other = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 999 }, headers: { 'x-work-ms': '10' } });
     release(key);
     const first = await holder;
@@ -114,7 +114,7 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
     const key = newKey();
     const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': 'held' } });
     await entered(key);
-    await sleep(1_300); // past the route's 1 s ttl, counted from the reservation
+    await untilPast(caller, 'expires_at'); // past the route's 1 s ttl
     await b.app.get(IdempotencySweeper).sweep();
     const rowsAfterSweep = await keyRows(caller);
     release(key);

@@ -62,6 +62,17 @@ export async function until(condition: () => Promise<boolean>, what = 'the condi
  * The pid of the one key transaction that inserted a payment and now sits idle inside its handler
  * (a handler held or sleeping after its write), once there is one.
  */
+/**
+ * Waits until the database's clock is past `column` (`expires_at`: the ttl; `locked_until`: the
+ * lease) of every key row of `caller`: the time a ttl or a lease takes, read where it is kept.
+ */
+export async function untilPast(caller: string, column: 'expires_at' | 'locked_until'): Promise<void> {
+  await until(
+    async () => (await sql(`SELECT 1 FROM idempotency_keys WHERE caller = $1 AND ${column} >= clock_timestamp()`, [caller])).length === 0,
+    `the ${column} of ${caller}'s keys to pass`,
+  );
+}
+
 export async function handlerBackend(): Promise<number> {
   const [pid] = await handlerBackends(1);
   return pid;
