@@ -66,6 +66,7 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
   }
 
   async listen(callback: (error?: unknown) => void): Promise<void> {
+    this.closing = false;
     try {
       const connection = (this.connection = await connect({ servers: this.options.servers }));
       const manager = await connection.jetstreamManager();
@@ -126,7 +127,8 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
         if (this.closing) return;
         this.logger.error(`${pattern}: consuming failed (${(error as Error)?.message ?? String(error)}); started again in 1 s`);
       }
-      if (messages && this.consumers.includes(messages)) this.consumers.splice(this.consumers.indexOf(messages), 1);
+      const at = messages ? this.consumers.indexOf(messages) : -1;
+      if (at >= 0) this.consumers.splice(at, 1);
       messages = undefined;
       await sleep(1_000);
     }
