@@ -68,4 +68,12 @@ writeFileSync(
     '-- The module creates the partitions; see docs/partitioned-keys.md.\n\n' +
     partitioned.CREATE_PARTITIONED_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
+const digest = await import(pathToFileURL('dist/esm/migrations/digest-idempotency-keys.schema.js').href);
+writeFileSync(
+  'migrations/1796169600000-digest-idempotency-keys.sql',
+  "-- nestjs-pg-idempotency: rewrites idempotency_keys' keys as digests, before starting the app with\n" +
+    "-- storage: { keys: 'digest' }, while no instance serves (docs/storage.md). Generated from\n" +
+    '-- src/migrations/digest-idempotency-keys.schema.ts by `npm run build`; safe to re-run; one-way.\n\n' +
+    digest.DIGEST_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
+);
 writeFileSync(STAMP, inputs);

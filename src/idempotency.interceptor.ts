@@ -16,6 +16,7 @@ import { withProblemHeaders } from './response/problem-headers.js';
 import { replaceResponse } from './response/response-capture.js';
 import { replayOf } from './response/stored-response.js';
 import { KeyRun } from './run/key-run.js';
+import { UnreadableOutcomeError } from './protect/unreadable-outcome.error.js';
 
 /** Marks a request this interceptor already handles, with how it handles it (see `Handling`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
@@ -103,6 +104,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       return await this.reserver.reserve(request, route);
     } catch (error) {
+      if (error instanceof UnreadableOutcomeError) {
+        this.logger.error(`${route.handler}: ${error.message}; the request was answered 503 and nothing ran`);
+        throw Problems.outcomeUnreadable(route.retryAfterSeconds);
+      }
       this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
       throw Problems.storeUnavailable('reserving', route.retryAfterSeconds);
     }

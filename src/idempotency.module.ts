@@ -11,6 +11,7 @@ import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from
 import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
 import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
+import { IdempotencyResealer } from './protect/idempotency-resealer.js';
 import { KeyReserver } from './reserve/key-reserver.js';
 import { IdempotentMessageHandlers } from './message/idempotent-message-handlers.js';
 import { IdempotentMessages } from './message/idempotent-messages.js';
@@ -58,6 +59,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     MessageRunner,
     IdempotentMessages,
     IdempotentMessageInterceptor,
+    IdempotencyResealer,
   ],
   exports: [
     IDEMPOTENCY_SETTINGS,
@@ -72,6 +74,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     MessageRunner,
     IdempotentMessages,
     IdempotentMessageInterceptor,
+    IdempotencyResealer,
   ],
 })
 export class IdempotencyModule extends ConfigurableModuleClass {

@@ -7,8 +7,11 @@ export type {
   IdempotencyMode,
   IdempotencyModuleOptions,
   IdempotentRouteOptions,
+  OutcomeEncryptionKey,
   PgPoolLike,
+  RedactionOptions,
   ReplayCacheOptions,
+  StorageOptions,
   StorePolicy,
 } from './options/module-options.js';
 export { DEFAULT_MAX_RESPONSE_BYTES, defaultStorePolicy, REPLAYED_HEADERS } from './options/defaults.js';
@@ -33,6 +36,11 @@ export { CreateIdempotencyKeys1795996800000 } from './migrations/create-idempote
 export { CREATE_IDEMPOTENCY_KEYS, DROP_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys.schema.js';
 export { CreatePartitionedIdempotencyKeys1795996800000 } from './migrations/create-partitioned-idempotency-keys.migration.js';
 export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys-partitioned.schema.js';
+export { DigestIdempotencyKeys1796169600000 } from './migrations/digest-idempotency-keys.migration.js';
+export { DIGEST_IDEMPOTENCY_KEYS } from './migrations/digest-idempotency-keys.schema.js';
+export { IdempotencyResealer, type ResealOptions, type ResealReport } from './protect/idempotency-resealer.js';
+export { UnreadableOutcomeError } from './protect/unreadable-outcome.error.js';
+export type { KeyStorage } from './parse/scoped-key.js';
 export { IdempotentMessage } from './message/idempotent-message.decorator.js';
 export type { IdempotentMessageOptions } from './message/message-options.js';
 export type { ReceivedMessage } from './message/received-message.js';

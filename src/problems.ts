@@ -16,6 +16,7 @@ export enum ProblemType {
   HandlerFailedAfterAnswer = 'urn:nestjs-pg-idempotency:handler-failed-after-answer',
   HandlerRunTwice = 'urn:nestjs-pg-idempotency:handler-run-twice',
   OutcomeNotRecorded = 'urn:nestjs-pg-idempotency:outcome-not-recorded',
+  OutcomeUnreadable = 'urn:nestjs-pg-idempotency:outcome-unreadable',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -33,6 +34,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.HandlerFailedAfterAnswer]: { status: 500, title: 'Handler failed after sending its answer' },
   [ProblemType.HandlerRunTwice]: { status: 500, title: 'Handler started twice for one request' },
   [ProblemType.OutcomeNotRecorded]: { status: 500, title: 'Outcome could not be recorded' },
+  [ProblemType.OutcomeUnreadable]: { status: 503, title: 'Recorded outcome cannot be read' },
 };
 
 /** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */
@@ -146,6 +148,13 @@ export const Problems = {
   /** The 503 of database trouble: nothing was kept, retry after `retryAfterSeconds`. */
   storeUnavailable: (when: 'reserving' | 'handling' | 'recording' | 'recording-after-effects', retryAfterSeconds: number) =>
     new IdempotencyProblem(ProblemType.StoreUnavailable, `${UNAVAILABLE[when]}; retry later with the same key`, retryAfter(retryAfterSeconds)),
+  /** A completed key whose sealed outcome cannot be opened: neither replayed nor run again. */
+  outcomeUnreadable: (retryAfterSeconds: number) =>
+    new IdempotencyProblem(
+      ProblemType.OutcomeUnreadable,
+      'this Idempotency-Key has completed, but its recorded outcome cannot be read back, so it was neither replayed nor run again; retry later with the same key',
+      retryAfter(retryAfterSeconds),
+    ),
   /** The database refused the key's transaction itself: a retry fails the same way. */
   outcomeRefused: (mode: 'transactional' | 'lease') =>
     new IdempotencyProblem(

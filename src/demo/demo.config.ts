@@ -1,3 +1,4 @@
+import type { StorageOptions } from '../options/module-options.js';
 import { type HttpPlatform, isHttpPlatform } from './http/http-platform.js';
 
 /** DI token of the demo's configuration. */
@@ -31,6 +32,11 @@ export interface DemoConfig {
    * `@Transactional()` services through `@nestjs-cls/transactional` on that Prisma.
    */
   tx?: 'typeorm' | 'cls' | 'prisma' | 'cls-prisma';
+  /**
+   * What the key table stores: `IDEMPOTENCY_KEY_STORAGE` (`clear`, the default, or `digest`) and
+   * `IDEMPOTENCY_ENCRYPTION_KEYS` (`id:base64key,…`, the newest first; none: outcomes in clear).
+   */
+  storage?: StorageOptions;
 }
 
 export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoConfig {
@@ -48,7 +54,20 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
     typeormAccess: oneOf(env.DEMO_TYPEORM_ACCESS, ['auto', 'public-api'] as const, 'DEMO_TYPEORM_ACCESS'),
     tx: oneOf(env.DEMO_TX, ['typeorm', 'cls', 'prisma', 'cls-prisma'] as const, 'DEMO_TX'),
+    storage: {
+      keys: oneOf(env.IDEMPOTENCY_KEY_STORAGE, ['clear', 'digest'] as const, 'IDEMPOTENCY_KEY_STORAGE'),
+      ...(env.IDEMPOTENCY_ENCRYPTION_KEYS ? { encryption: { keys: encryptionKeys(env.IDEMPOTENCY_ENCRYPTION_KEYS) } } : {}),
+    },
   };
+}
+
+/** `id:base64key,…` as the module's encryption keys (their lengths are checked by the module). */
+function encryptionKeys(value: string): { id: string; key: string }[] {
+  return value.split(',').map((entry) => {
+    const colon = entry.indexOf(':');
+    if (colon < 1) throw new Error(`IDEMPOTENCY_ENCRYPTION_KEYS must be id:base64key pairs separated by commas, got "${entry}"`);
+    return { id: entry.slice(0, colon).trim(), key: entry.slice(colon + 1).trim() };
+  });
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string): T {

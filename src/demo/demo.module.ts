@@ -39,6 +39,7 @@ export class DemoModule {
           lease: config.leaseSeconds * 1000,
           renewLease: config.leaseRenewal,
           typeormAccess: config.typeormAccess,
+          storage: config.storage,
         }),
       ],
       controllers: [cls ? TransactionalPaymentsController : PaymentsController, RefundsController],

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import type { SqlStatement, StatementResult, DatabaseHost } from '../hosts/database-host.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import type { StoredOutcomes } from '../protect/stored-outcomes.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
 import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from '../table/record.sql.js';
@@ -26,6 +27,7 @@ export class LeaseHold implements KeyHold {
     /** Its statements run on the host's own pool, each bounded to a third of the lease. */
     private readonly host: DatabaseHost,
     private readonly request: IdempotentRequest,
+    private readonly outcomes: StoredOutcomes,
     /** The fencing token written with the reservation. */
     readonly token: string,
     /** The lease's length; renewed every third of it when `renew`. */
@@ -54,9 +56,10 @@ export class LeaseHold implements KeyHold {
   async complete(response: StoredResponse): Promise<Completion> {
     if (this.ended) return 'skipped';
     this.end();
-    const { key, caller, endpoint } = this.request.scope;
+    const { scope, fingerprint, ttlMs } = this.request;
+    const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
     const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, [
-      key, caller, endpoint, this.token, response.status, JSON.stringify(response.headers), response.body, this.request.ttlMs,
+      scope.row.key, scope.row.caller, scope.row.endpoint, this.token, response.status, headers, body, ttlMs,
     ]);
     return rowCount === 1 ? 'recorded' : 'lost';
   }
@@ -64,7 +67,7 @@ export class LeaseHold implements KeyHold {
   async release(): Promise<void> {
     if (this.ended) return;
     this.end();
-    const { key, caller, endpoint } = this.request.scope;
+    const { key, caller, endpoint } = this.request.scope.row;
     await this.run('releasing the key', RELEASE_LEASE, [key, caller, endpoint, this.token]);
   }
 
@@ -89,7 +92,7 @@ export class LeaseHold implements KeyHold {
     if (this.ended || this.renewing) return;
     this.renewing = true;
     try {
-      const { key, caller, endpoint } = this.request.scope;
+      const { key, caller, endpoint } = this.request.scope.row;
       const sentAt = performance.now();
       // A renewal given up (see run) is tried again at the next third, on another connection,
       // instead of blocking every later renewal.

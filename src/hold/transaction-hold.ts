@@ -1,5 +1,6 @@
 import type { KeyTransaction, SqlStatement } from '../hosts/database-host.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import type { StoredOutcomes } from '../protect/stored-outcomes.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
 
@@ -18,6 +19,7 @@ export class TransactionHold implements KeyHold {
     private readonly request: IdempotentRequest,
     /** The statement that writes the key's row with the outcome (`record.sql.ts`). */
     private readonly record: SqlStatement,
+    private readonly outcomes: StoredOutcomes,
   ) {}
 
   get handle(): unknown {
@@ -36,7 +38,8 @@ export class TransactionHold implements KeyHold {
     if (this.ended) return 'skipped';
     this.ended = true;
     const { scope, fingerprint, ttlMs } = this.request;
-    const params = [scope.key, scope.caller, scope.endpoint, fingerprint, response.status, JSON.stringify(response.headers), response.body, ttlMs];
+    const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
+    const params = [scope.row.key, scope.row.caller, scope.row.endpoint, fingerprint, response.status, headers, body, ttlMs];
     await this.transaction.commitWith([this.record, params], handlerFailed);
     return 'recorded';
   }

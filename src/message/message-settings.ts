@@ -2,6 +2,7 @@ import { aFunction, aPositiveInteger, milliseconds, naming, oneOf } from '../opt
 import { MAX_LEASE_MS, MAX_TIMER_MS, MAX_TTL_MS, MIN_LEASE_MS } from '../options/defaults.js';
 import type { IdempotencyMode } from '../options/module-options.js';
 import type { IdempotencySettings } from '../options/settings.js';
+import type { KeyStorage } from '../parse/scoped-key.js';
 import { type IdempotentMessageOptions, MESSAGE_DEFAULTS } from './message-options.js';
 import type { ReceivedMessage } from './received-message.js';
 
@@ -17,6 +18,8 @@ export interface MessageSettings {
   renewLease: boolean;
   maxAttempts: number;
   retryDelayMs: number;
+  /** The module's `storage.keys`. */
+  keyStorage: KeyStorage;
 }
 
 const BY_MESSAGE_ID = (message: ReceivedMessage) => message.id;
@@ -36,6 +39,7 @@ export function resolveMessageOptions(module: IdempotencySettings, options: Idem
       renewLease: module.renewLease,
       maxAttempts: aPositiveInteger(merged.maxAttempts, 'maxAttempts'),
       retryDelayMs: milliseconds(merged.retryDelay, 'retryDelay', { maxMs: MAX_TIMER_MS }),
+      keyStorage: module.keyStorage,
     };
   });
 }

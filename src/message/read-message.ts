@@ -38,7 +38,7 @@ export function readMessage(message: ReceivedMessage, settings: MessageSettings)
   if (Buffer.byteLength(endpoint) > MAX_ENDPOINT_LENGTH) return { malformed: `the message's pattern is longer than ${MAX_ENDPOINT_LENGTH - 8} bytes` };
   let fingerprint: Buffer | undefined;
   return {
-    scope: scopeKey(key, tenant, endpoint),
+    scope: scopeKey(key, tenant, endpoint, settings.keyStorage),
     ttlMs: settings.ttlMs,
     get fingerprint() {
       return (fingerprint ??= createHash('sha256').update(canonicalJson(message.data ?? null)).digest());

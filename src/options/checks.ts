@@ -1,6 +1,11 @@
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { FingerprintOption } from '../parse/fingerprint.js';
 import type { KeyFormat } from '../parse/key-format.js';
+import type { KeyStorage } from '../parse/scoped-key.js';
+import { SealedOutcomes } from '../protect/sealed-outcomes.js';
+import { CLEAR_OUTCOMES, type StoredOutcomes } from '../protect/stored-outcomes.js';
+import type { Redaction } from '../response/redaction.js';
+import type { RedactionOptions, StorageOptions } from './module-options.js';
 import { type Duration, toMilliseconds } from './duration.js';
 
 /*
@@ -74,6 +79,48 @@ export function milliseconds(duration: Duration, option: string, { minMs = 0, ma
   if (ms < minMs) throw new IdempotencyConfigurationError(`option "${option}" must be at least ${minMs} ms, got ${ms}`);
   if (ms > maxMs) throw new IdempotencyConfigurationError(`option "${option}" must be at most ${maxMs} ms, got ${ms}`);
   return ms;
+}
+
+const KEY_ID = /^[\x21-\x7e]{1,64}$/;
+
+/** `storage`, as the key storage and the outcomes' store it names. */
+export function aStorage(storage: StorageOptions = {}): { keyStorage: KeyStorage; outcomes: StoredOutcomes } {
+  const keyStorage = oneOf(storage.keys ?? 'clear', ['clear', 'digest'], 'storage.keys');
+  if (storage.encryption === undefined) return { keyStorage, outcomes: CLEAR_OUTCOMES };
+  const keys = storage.encryption?.keys;
+  if (!Array.isArray(keys) || keys.length === 0) {
+    throw new IdempotencyConfigurationError('option "storage.encryption.keys" must list at least one key ({ id, key }), the newest first');
+  }
+  const seen = new Set<string>();
+  const resolved = keys.map(({ id, key }, index) => {
+    const where = `storage.encryption.keys[${index}]`;
+    if (typeof id !== 'string' || !KEY_ID.test(id)) {
+      throw new IdempotencyConfigurationError(`option "${where}.id" must be 1 to 64 printable ASCII characters, got ${describe(id)}`);
+    }
+    if (seen.has(id)) throw new IdempotencyConfigurationError(`option "${where}.id" repeats the id '${id}': each key needs its own`);
+    seen.add(id);
+    const bytes = typeof key === 'string' ? Buffer.from(key, 'base64') : key;
+    if (!Buffer.isBuffer(bytes) || bytes.length !== 32) {
+      throw new IdempotencyConfigurationError(
+        `option "${where}.key" must be 32 bytes (a Buffer, or their base64 text: openssl rand -base64 32), got ${Buffer.isBuffer(bytes) ? `${bytes.length} bytes` : describe(key)}`,
+      );
+    }
+    return { id, key: Buffer.from(bytes) };
+  });
+  return { keyStorage, outcomes: new SealedOutcomes(resolved) };
+}
+
+/** `redact`, its header names lower-cased and its field paths split. */
+export function aRedaction(redact: RedactionOptions = {}): Redaction {
+  const headers = redact.headers ?? [];
+  const body = redact.body ?? [];
+  if (!Array.isArray(headers) || !headers.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) {
+    throw new IdempotencyConfigurationError(`option "redact.headers" must be a list of header names, got ${describe(headers)}`);
+  }
+  if (!Array.isArray(body) || !body.every((path) => typeof path === 'string' && path.split('.').every((part) => part !== ''))) {
+    throw new IdempotencyConfigurationError(`option "redact.body" must be a list of body field paths (['card.number']), got ${describe(body)}`);
+  }
+  return { headers: new Set(headers.map((name) => name.toLowerCase())), body: body.map((path) => path.split('.')) };
 }
 
 function describe(value: unknown): string {

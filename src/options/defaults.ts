@@ -57,7 +57,7 @@ export const MODULE_DEFAULTS = {
   replayCache: { maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 },
   metrics: { prefix: '' },
   preparedStatements: true,
-} as const satisfies Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval'>>;
+} as const satisfies Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>>;
 
 /** The defaults of the route options that do not fall back to a module option. */
 export const ROUTE_DEFAULTS = {

@@ -1,6 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { FingerprintOption } from '../parse/fingerprint.js';
 import type { KeyFormat } from '../parse/key-format.js';
+import type { KeyStorage } from '../parse/scoped-key.js';
 import type { Duration } from './duration.js';
 
 /** Decides from the status code the client received whether an outcome is stored and replayed. */
@@ -35,6 +36,40 @@ export interface PgPoolLike {
   readonly options: object;
   on(event: 'error', listener: (error: Error) => void): unknown;
   end(): Promise<void>;
+}
+
+/** One AES-256 key of `storage.encryption.keys`. */
+export interface OutcomeEncryptionKey {
+  /** Its id, stored in every row it seals (1–64 printable ASCII characters). */
+  id: string;
+  /** Its 32 bytes: a Buffer, or their base64 text. */
+  key: Buffer | string;
+}
+
+/** What the key table stores, and how (docs/storage.md). */
+export interface StorageOptions {
+  /**
+   * How a row names its key: `'clear'` stores the key and the caller as sent; `'digest'` stores
+   * only a SHA-256 of both (`sha256:` and 64 hex digits in `key`, `''` in `caller`), so a dump or
+   * a replica shows no client's key. Lookups, conflicts, replays and sweeping are the same.
+   * Switching a table that holds rows needs the digesting migration first (docs/storage.md).
+   * Default: `'clear'`.
+   */
+  keys?: KeyStorage;
+  /**
+   * Seals each stored response's headers and body with AES-256-GCM. Rows are sealed with the
+   * first key and opened with whichever key their id names, so a new key goes first and the old
+   * ones stay listed until `IdempotencyResealer` has resealed their rows. Default: none (clear).
+   */
+  encryption?: { keys: readonly OutcomeEncryptionKey[] };
+}
+
+/** What a route's stored outcome leaves out: its replays answer without it. */
+export interface RedactionOptions {
+  /** Response header names, never stored. */
+  headers?: readonly string[];
+  /** Field paths (`'card.number'`) removed from a JSON response body before it is stored. */
+  body?: readonly string[];
 }
 
 /** Options of `IdempotencyModule.forRoot()` / `forRootAsync()`. Every field has a default. */
@@ -122,6 +157,8 @@ export interface IdempotencyModuleOptions {
    * connection's server session changes between transactions. Default: `true`.
    */
   preparedStatements?: boolean;
+  /** What the key table stores: keys in clear or as digests, outcomes in clear or sealed. Default: in clear. */
+  storage?: StorageOptions;
 }
 
 /**
@@ -157,4 +194,9 @@ export interface IdempotentRouteOptions {
    * (answer 409 at once).
    */
   wait?: Duration;
+  /**
+   * Headers and JSON body fields left out of the stored outcome: the first client receives them,
+   * replays answer without them (and so are no longer byte-exact). Default: nothing.
+   */
+  redact?: RedactionOptions;
 }

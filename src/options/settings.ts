@@ -1,4 +1,7 @@
 import type { FingerprintOption } from '../parse/fingerprint.js';
+import type { KeyStorage } from '../parse/scoped-key.js';
+import type { StoredOutcomes } from '../protect/stored-outcomes.js';
+import type { Redaction } from '../response/redaction.js';
 import { type KeyFormat, keyFormatPredicate } from '../parse/key-format.js';
 import {
   aBoolean,
@@ -7,6 +10,8 @@ import {
   aFunction,
   aKeyFormat,
   aPositiveInteger,
+  aRedaction,
+  aStorage,
   headerNames,
   milliseconds,
   naming,
@@ -57,6 +62,10 @@ export interface IdempotencySettings {
   replayCache: Required<ReplayCacheOptions> | false;
   metrics: false | { registry?: unknown; prefix: string };
   preparedStatements: boolean;
+  /** How a row names its key (`storage.keys`). */
+  keyStorage: KeyStorage;
+  /** How outcomes are stored: in clear, or sealed (`storage.encryption`). */
+  outcomes: StoredOutcomes;
 }
 
 /** The settings of one route: the module's, overridden by the route's, resolved once at bootstrap. */
@@ -80,6 +89,8 @@ export interface RouteSettings {
    * key's endpoint, so that one path served for several hosts (tenants) holds a scope per host.
    */
   scopedByHost: boolean;
+  /** What the stored outcome leaves out (`redact`). */
+  redaction: Redaction;
 }
 
 /** The metadata key under which `@Controller({ host })` keeps its host (Nest's HOST_METADATA). */
@@ -99,8 +110,8 @@ export function resolveRouteOptions(
   return naming(`@Idempotent() on ${handler}`, () => routeSettings(module, { ...ROUTE_DEFAULTS, ...defined(route) }, handler, controller));
 }
 
-type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval'>> &
-  Pick<IdempotencyModuleOptions, 'pool' | 'partitionInterval'>;
+type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>> &
+  Pick<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>;
 
 function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings {
   const replayHeaders = new Set(REPLAYED_HEADERS);
@@ -130,6 +141,7 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     leaseMs: milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
     renewLease: aBoolean(options.renewLease, 'renewLease'),
     preparedStatements: aBoolean(options.preparedStatements, 'preparedStatements'),
+    ...aStorage(options.storage),
     metrics: options.metrics === false ? false : { prefix: '', ...defined(options.metrics) },
     replayCache: cache && {
       maxEntries: aPositiveInteger(cache.maxEntries, 'replayCache.maxEntries'),
@@ -155,6 +167,7 @@ function routeSettings(module: IdempotencySettings, route: RouteOptionsWithDefau
     renewLease: route.renewLease === undefined ? module.renewLease : aBoolean(route.renewLease, 'renewLease'),
     waitMs: milliseconds(route.wait, 'wait', { maxMs: MAX_TIMER_MS }),
     scopedByHost: controller !== undefined && Reflect.getMetadata(HOST_METADATA, controller) !== undefined,
+    redaction: aRedaction(route.redact),
   };
 }
 

@@ -5,7 +5,7 @@ import { Problems } from '../problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
 import { routedPath } from './routed-path.js';
-import { type ScopedKey, scopeKey } from './scoped-key.js';
+import { type KeyStorage, type ScopedKey, scopeKey } from './scoped-key.js';
 
 /**
  * A request the module de-duplicates: its scoped key, its fingerprint (computed once, when first
@@ -22,6 +22,8 @@ export interface CallerRules {
   /** The caller's id (see the `caller` option). */
   caller(request: any, context: ExecutionContext): unknown;
   readonly anonymousCallers: 'reject' | 'shared';
+  /** How the key's row names it (see the `storage.keys` option). */
+  readonly keyStorage: KeyStorage;
 }
 
 /** What reading an HTTP request needs of its route's settings (`RouteSettings` has it). */
@@ -93,7 +95,7 @@ export function readIdempotentRequest(
   const input = { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} };
   let fingerprint: Buffer | undefined;
   return {
-    scope: scopeKey(key, callerId, endpoint),
+    scope: scopeKey(key, callerId, endpoint, settings.keyStorage),
     ttlMs: route.ttlMs,
     get fingerprint() {
       return (fingerprint ??= fingerprintRequest(input, route.fingerprint));

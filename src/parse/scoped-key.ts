@@ -1,6 +1,17 @@
 import { hash } from 'node:crypto';
 
 /**
+ * How a scoped key's row names it: `'clear'` stores the key, the caller and the endpoint as sent;
+ * `'digest'` stores `sha256:` and the hex SHA-256 of the caller and the key (`keyDigest`) as the
+ * key, `''` as the caller, and `sha256:` and the hex SHA-256 of the endpoint as the endpoint (a
+ * path holds ids too).
+ */
+export type KeyStorage = 'clear' | 'digest';
+
+/** What the `key` column of a digested row starts with; a clear key of the built-in formats never does. */
+export const KEY_DIGEST_PREFIX = 'sha256:';
+
+/**
  * A key in its scope: the same key in another scope is another request. The parse stage makes
  * it once per request (`scopeKey`); every later stage reads its fields.
  */
@@ -17,12 +28,24 @@ export interface ScopedKey {
    * `text`, as a decimal string (a PostgreSQL bigint).
    */
   readonly lockId: string;
+  /** The SHA-256 of the caller and the key (`keyDigest`), the same whichever way the row stores them. */
+  readonly digest: Buffer;
+  /** The SHA-256 of the endpoint's UTF-8 bytes. */
+  readonly endpointDigest: Buffer;
+  /** The `key`, `caller` and `endpoint` columns of the scope's row, as its `KeyStorage` writes them. */
+  readonly row: { readonly key: string; readonly caller: string; readonly endpoint: string };
 }
 
-/** The scoped key; its lock id is hashed once, when first read (a duplicate answered here never needs it). */
-export function scopeKey(key: string, caller: string, endpoint: string): ScopedKey {
+/**
+ * The scoped key; its lock id, digest and row identity are computed once, when first read (a
+ * duplicate answered here never needs them).
+ */
+export function scopeKey(key: string, caller: string, endpoint: string, storage: KeyStorage = 'clear'): ScopedKey {
   const text = JSON.stringify([key, caller, endpoint]);
   let lockId: string | undefined;
+  let digest: Buffer | undefined;
+  let endpointDigest: Buffer | undefined;
+  let row: ScopedKey['row'] | undefined;
   return {
     key,
     caller,
@@ -31,5 +54,29 @@ export function scopeKey(key: string, caller: string, endpoint: string): ScopedK
     get lockId() {
       return (lockId ??= hash('sha256', text, 'buffer').readBigInt64BE(0).toString());
     },
+    get digest() {
+      return (digest ??= keyDigest(key, caller));
+    },
+    get endpointDigest() {
+      return (endpointDigest ??= hash('sha256', endpoint, 'buffer'));
+    },
+    get row() {
+      return (row ??=
+        storage === 'clear'
+          ? { key, caller, endpoint }
+          : { key: KEY_DIGEST_PREFIX + this.digest.toString('hex'), caller: '', endpoint: KEY_DIGEST_PREFIX + this.endpointDigest.toString('hex') });
+    },
   };
+}
+
+/**
+ * The SHA-256 of the caller's UTF-8 bytes, preceded by their length (4 bytes, big-endian), and
+ * then the key's UTF-8 bytes: the length keeps `("ab", "c")` and `("a", "bc")` apart. The
+ * digesting migration computes the same in SQL (`digest-idempotency-keys.schema.ts`).
+ */
+export function keyDigest(key: string, caller: string): Buffer {
+  const callerBytes = Buffer.from(caller, 'utf8');
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(callerBytes.length);
+  return hash('sha256', Buffer.concat([length, callerBytes, Buffer.from(key, 'utf8')]), 'buffer');
 }

@@ -46,7 +46,7 @@ export class OutcomeRecorder {
         this.released(decision.reason, decision.status);
         return decision.replaceWith && this.replacement(decision.replaceWith, captured);
       }
-      recording = { kind: await hold.complete(toStoredResponse(captured, settings.replayHeaders), decision.rollbackWrites) };
+      recording = { kind: await hold.complete(toStoredResponse(captured, settings.replayHeaders, route.redaction), decision.rollbackWrites) };
     } catch (error) {
       if (hold.isOpen) await hold.release().catch(() => undefined);
       logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);

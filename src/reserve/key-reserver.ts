@@ -6,6 +6,7 @@ import type { IdempotencySettings, RouteSettings } from '../options/settings.js'
 
 import type { KeyHold } from '../hold/key-hold.js';
 import { LeaseHold } from '../hold/lease-hold.js';
+import type { StoredOutcomes } from '../protect/stored-outcomes.js';
 import { KeyTable } from '../table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
@@ -28,6 +29,7 @@ export type ReservationRules = Pick<RouteSettings, 'mode' | 'leaseMs' | 'renewLe
 export class KeyReserver {
   private readonly cache: ReplayCache;
   private readonly inFlight = new ReservationsInFlight();
+  private readonly outcomes: StoredOutcomes;
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings,
@@ -35,6 +37,7 @@ export class KeyReserver {
     private readonly table: KeyTable,
   ) {
     this.cache = new ReplayCache(settings.replayCache);
+    this.outcomes = settings.outcomes;
   }
 
   async reserve(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
@@ -56,16 +59,16 @@ export class KeyReserver {
     const { scope, fingerprint } = request;
     const table = await this.table.strategy();
     if (route.mode === 'transactional') {
-      const found = await reserveInTransaction(this.host, request, table);
+      const found = await reserveInTransaction(this.host, request, table, this.outcomes);
       if (found.kind !== 'held') return this.refused(found, request, startedAt);
       return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity)) };
     }
-    const found = await reserveLease(this.host, request, route.leaseMs, table);
+    const found = await reserveLease(this.host, request, route.leaseMs, table, this.outcomes);
     if (found.kind !== 'reserved') return this.refused(found, request, startedAt);
     // Held here no longer than the row is: its lease, renewed, but never past its expiry, after
     // which any request may take the row over.
     const local = this.cache.hold(scope, fingerprint, startedAt + route.leaseMs);
-    const lease = new LeaseHold(this.host, request, found.token, route.leaseMs, route.renewLease, (until) => local.extend(until));
+    const lease = new LeaseHold(this.host, request, this.outcomes, found.token, route.leaseMs, route.renewLease, (until) => local.extend(until));
     return { kind: 'held', hold: this.tracked(lease, request, startedAt, local) };
   }
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { DatabaseHost } from '../hosts/database-host.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import { type KeyRow, keyRowParams } from '../table/key-row.js';
+import type { StoredOutcomes } from '../protect/stored-outcomes.js';
 import type { KeyTableStrategy } from '../table/key-table-strategy.js';
 import { KEY_ROW } from '../table/reservation.sql.js';
 import { refusalFor } from './refusal.js';
@@ -18,11 +19,12 @@ export async function reserveLease(
   request: IdempotentRequest,
   leaseMs: number,
   table: KeyTableStrategy,
+  outcomes: StoredOutcomes,
 ): Promise<{ kind: 'reserved'; token: string } | (Refusal & { expiresInMs?: number })> {
   const { scope, fingerprint, ttlMs } = request;
   const token = randomBytes(8).readBigInt64BE(0).toString();
   const bound = { timeoutMs: Math.max(1, Math.floor(leaseMs / 3)) };
-  const lease = { lockId: scope.lockId, key: scope.key, caller: scope.caller, endpoint: scope.endpoint, fingerprint, ttlMs, leaseMs, token };
+  const lease = { lockId: scope.lockId, key: scope.row.key, caller: scope.row.caller, endpoint: scope.row.endpoint, fingerprint, ttlMs, leaseMs, token };
   for (let attempt = 1; ; attempt++) {
     if (await table.reserveLease(host, lease, bound)) return { kind: 'reserved', token };
     const { rows } = await host.runAlone('reading the key', [KEY_ROW, keyRowParams(request)], bound);
@@ -30,6 +32,6 @@ export async function reserveLease(
     // The two statements read `now()` apart: a row that expired (or a lease that ended) in
     // between, or one deleted meanwhile, is the key free now, not a request in flight.
     if (attempt < 3 && (row === undefined || row.takeable)) continue;
-    return refusalFor(row, request);
+    return refusalFor(row, request, outcomes);
   }
 }

@@ -2,6 +2,7 @@ import type { DatabaseHost, KeyTransaction } from '../hosts/database-host.js';
 import { TransactionHold } from '../hold/transaction-hold.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import { type KeyRow, keyRowParams } from '../table/key-row.js';
+import type { StoredOutcomes } from '../protect/stored-outcomes.js';
 import type { KeyTableStrategy } from '../table/key-table-strategy.js';
 import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from '../table/reservation.sql.js';
 import { refusalFor } from './refusal.js';
@@ -15,7 +16,12 @@ type Reserved = { kind: 'held'; hold: TransactionHold } | (Refusal & { expiresIn
  * (`TransactionHold`), by the table's recording over a row in the way or where there was none.
  * Unless the key is held, the transaction is already ended and its connection given back.
  */
-export async function reserveInTransaction(host: DatabaseHost, request: IdempotentRequest, table: KeyTableStrategy): Promise<Reserved> {
+export async function reserveInTransaction(
+  host: DatabaseHost,
+  request: IdempotentRequest,
+  table: KeyTableStrategy,
+  outcomes: StoredOutcomes,
+): Promise<Reserved> {
   const { takingOver, fresh } = table.recording;
   const params = keyRowParams(request);
   const { transaction, results } = await host.begin(
@@ -29,13 +35,13 @@ export async function reserveInTransaction(host: DatabaseHost, request: Idempote
   try {
     const [[lock], [row]] = results.map((result) => result.rows) as [[{ locked: boolean }], [KeyRow?]];
     if (lock.locked === true && row === undefined) {
-      return { kind: 'held', hold: new TransactionHold(transaction, request, fresh) };
+      return { kind: 'held', hold: new TransactionHold(transaction, request, fresh, outcomes) };
     }
     if (lock.locked === true && row?.takeable && (await takeOver(transaction, row, params))) {
-      return { kind: 'held', hold: new TransactionHold(transaction, request, takingOver) };
+      return { kind: 'held', hold: new TransactionHold(transaction, request, takingOver, outcomes) };
     }
     await transaction.end('rollback');
-    return refusalFor(row, request);
+    return refusalFor(row, request, outcomes);
   } catch (error) {
     await transaction.end('rollback');
     throw error;

@@ -1,6 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { REPLAYED_HEADER } from '../idempotency.constants.js';
 import { PROBLEM_CONTENT_TYPE, type ProblemDetails } from '../problems.js';
+import { type Redaction, redact } from './redaction.js';
 import type { CapturedResponse, ResponseReplacement } from './response-capture.js';
 
 /** An outcome as the client received it: status code, allow-listed headers, exact body bytes. */
@@ -10,9 +11,13 @@ export interface StoredResponse {
   body: Buffer;
 }
 
-/** The part of a captured response that is stored: only allow-listed headers, never Set-Cookie. */
-export function toStoredResponse(captured: CapturedResponse, allowed: ReadonlySet<string>): StoredResponse {
-  return { status: captured.status, headers: pickHeaders(captured.headers, allowed), body: captured.body };
+/**
+ * The part of a captured response that is stored: only allow-listed headers, never Set-Cookie,
+ * and nothing the route redacts.
+ */
+export function toStoredResponse(captured: CapturedResponse, allowed: ReadonlySet<string>, redaction?: Redaction): StoredResponse {
+  const stored = { status: captured.status, headers: pickHeaders(captured.headers, allowed), body: captured.body };
+  return redaction ? redact(stored, redaction) : stored;
 }
 
 /** The replay of a stored outcome, marked `Idempotent-Replayed: true`. */

@@ -5,7 +5,8 @@ export interface KeyRow {
   fingerprint: Buffer;
   state: 'in_progress' | 'completed';
   status: number | null;
-  response_headers: [string, string][] | null;
+  /** Header pairs, or `{ sealedWith }` for a sealed outcome. */
+  response_headers: unknown;
   response_body: Buffer | null;
   expired: boolean;
   /** Expired, or a lease that ended with this request's fingerprint. */
@@ -16,5 +17,5 @@ export interface KeyRow {
 
 /** Statement parameters that name a key's row: key, caller, endpoint, fingerprint. */
 export function keyRowParams({ scope, fingerprint }: IdempotentRequest): unknown[] {
-  return [scope.key, scope.caller, scope.endpoint, fingerprint];
+  return [scope.row.key, scope.row.caller, scope.row.endpoint, fingerprint];
 }

@@ -110,7 +110,7 @@ export function appsOn(platform: HttpPlatform, host: DemoHost = 'typeorm') {
   };
 }
 
-/** The demo payments API exactly as `npm start` builds it, on a free port. */
+/** The demo payments API exactly as `npm start` builds it, on a free port (on the suites' database unless `config` names another). */
 export async function startDemo(config: Partial<DemoConfig> = {}): Promise<RunningApp> {
   const app = await createDemoApp(
     {
@@ -125,7 +125,7 @@ export async function startDemo(config: Partial<DemoConfig> = {}): Promise<Runni
       poolSize: 20,
       poolTimeoutMs: 5_000,
       ...config,
-      databaseUrl: appDatabaseUrl(),
+      databaseUrl: config.databaseUrl ?? appDatabaseUrl(),
     },
     { quiet: true },
   );

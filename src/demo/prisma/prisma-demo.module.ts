@@ -73,6 +73,7 @@ export function prismaDemoModule(config: DemoConfig & { databaseUrl: string }): 
           sweepInterval: config.sweepIntervalMs,
           lease: config.leaseSeconds * 1000,
           renewLease: config.leaseRenewal,
+          storage: config.storage,
         }),
       }),
     ],
