@@ -80,7 +80,7 @@ export function printReport(results, host) {
   for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
-  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle', 'prismaBaseline', 'executePrisma', 'replayPrisma'].filter((name) => results.throughput[name]?.length);
+  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle', 'prismaBaseline', 'executePrisma', 'replayPrisma', 'executeSealed', 'replayUncached', 'replaySealedUncached'].filter((name) => results.throughput[name]?.length);
   for (const scenario of hostScenarios) t[`${scenario}32`] = byConcurrency(results.throughput[scenario], 32);
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
   const sweeper = { alone: summarize(results.sweeper.alone), during: summarize([results.sweeper.during]) };
@@ -136,6 +136,9 @@ export function printReport(results, host) {
     prismaBaseline: 'Prisma baseline: plain interactive $transaction()',
     executePrisma: 'execute path on Prisma (IdempotentPrisma, pool, no TypeORM)',
     replayPrisma: 'replay path on Prisma: one key',
+    executeSealed: 'execute path, keys digested and outcomes sealed (AES-256-GCM)',
+    replayUncached: 'replay path, no replay cache (each replay read from the table)',
+    replaySealedUncached: 'replay path, sealed, no replay cache (each replay read and opened)',
   };
   for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
   for (const scenario of hostScenarios) add(named[scenario], t[`${scenario}32`]);
@@ -197,6 +200,10 @@ export function printReport(results, host) {
         prismaExecute.map((value, i) => value / typeOrmExecute[i]).filter((value) => Number.isFinite(value)),
         TARGETS.prismaOverTypeOrm,
       );
+    }
+    if (results.throughput.executeSealed?.length) {
+      addRatio('execute path, sealed / execute path in clear req/s, concurrency 32', perRound(atConcurrency('executeSealed', 32), atConcurrency('execute', 32), 'rps'), null);
+      addRatio('replay path from the table, sealed / in clear req/s, concurrency 32', perRound(atConcurrency('replaySealedUncached', 32), atConcurrency('replayUncached', 32), 'rps'), null);
     }
   }
   addRatio(

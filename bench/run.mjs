@@ -7,7 +7,7 @@
 // BENCH_NODE=<line or path> runs the servers on another Node.js (`26`: scripts/node-lines.mjs
 // installs that line); the drivers stay on this one.
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuMeter, localPostmaster } from './cpu.mjs';
@@ -51,7 +51,9 @@ try {
   const serverEnv = { DATABASE_URL: database.url };
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
   log('starting the servers and drivers');
-  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma] = await Promise.all([
+  // Protected storage: keys digested and outcomes sealed with AES-256-GCM, against the same in clear.
+  const sealed = { IDEMPOTENCY_KEY_STORAGE: 'digest', IDEMPOTENCY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}` };
+  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' }, execPath }),
     start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' }, execPath }),
@@ -68,6 +70,9 @@ try {
     start('servers/drizzle.mjs', { name: 'drizzle module server', env: { ...serverEnv, DRIZZLE_SERVER: 'module' }, execPath }),
     start('servers/prisma.mjs', { name: 'prisma baseline server', env: { ...serverEnv, PRISMA_SERVER: 'baseline' }, execPath }),
     start('servers/prisma.mjs', { name: 'prisma module server', env: { ...serverEnv, PRISMA_SERVER: 'module' }, execPath }),
+    start('servers/module.mjs', { name: 'module server (sealed)', env: { ...serverEnv, ...sealed }, execPath }),
+    start('servers/module.mjs', { name: 'module server (no replay cache)', env: { ...serverEnv, DEMO_REPLAY_CACHE: 'off' }, execPath }),
+    start('servers/module.mjs', { name: 'module server (sealed, no replay cache)', env: { ...serverEnv, ...sealed, DEMO_REPLAY_CACHE: 'off' }, execPath }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -94,7 +99,7 @@ try {
     return { name, ...measured, warmup, cpu: usage, server: stats, side };
   }
 
-  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [], prismaBaseline: [], executePrisma: [], replayPrisma: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [], prismaBaseline: [], executePrisma: [], replayPrisma: [], executeSealed: [], replayUncached: [], replaySealedUncached: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
 
   // 0. Once, before anything is measured: every server runs each of its paths under load for
   // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
@@ -104,7 +109,7 @@ try {
   await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
   for (const floor of [keyReservation, keyInsert]) await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  for (const host of [moduleCls, moduleDrizzle, modulePrisma]) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  for (const host of [moduleCls, moduleDrizzle, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached]) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
   for (const plain of [drizzleBaseline, prismaBaseline]) await load.call('run', { ...jitWarmup, url: url(plain), mode: 'none', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
@@ -145,6 +150,19 @@ try {
       replayKeys.set('prisma', replay);
     }
     results.throughput.replayPrisma.push(await measure(`round ${round}: replay path on Prisma`, modulePrisma, { ...hosts, mode: 'fixed', ...replayKeys.get('prisma') }));
+    // Protected storage: the execute path with keys digested and outcomes sealed, and the replay
+    // read from the database (no replay cache, so every replay opens the row) sealed and in clear.
+    results.throughput.executeSealed.push(await measure(`round ${round}: execute path, sealed`, moduleSealed, { ...hosts, token: `bench-${run}-execute-sealed` }));
+    for (const [name, server] of [['uncached', moduleUncached], ['sealed-uncached', moduleSealedUncached]]) {
+      if (!replayKeys.has(name)) {
+        const replay = { token: `bench-${run}-replay-${name}`, key: randomUUID() };
+        const prime = await load.call('prime', { url: url(server), ...replay });
+        if (prime.status !== 201 || prime.replayed) throw new Error(`priming the ${name} replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
+        replayKeys.set(name, replay);
+      }
+    }
+    results.throughput.replayUncached.push(await measure(`round ${round}: replay path, no replay cache`, moduleUncached, { ...hosts, mode: 'fixed', ...replayKeys.get('uncached') }));
+    results.throughput.replaySealedUncached.push(await measure(`round ${round}: replay path, sealed, no replay cache`, moduleSealedUncached, { ...hosts, mode: 'fixed', ...replayKeys.get('sealed-uncached') }));
   }
   results.replayExecutions = [...(await paymentsOf([...replayKeys.values()].map((replay) => replay.token))).values()];
 
@@ -221,7 +239,7 @@ try {
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
-  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma].map((child) => child.kill()));
+  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached].map((child) => child.kill()));
   status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));

@@ -19,10 +19,11 @@ const SUITES = [
   'test/e2e/scope.spec.ts',
   'test/e2e/handler-transaction.spec.ts',
   'test/e2e/processes.spec.ts',
+  'test/e2e/protected-storage.spec.ts',
 ];
 
 /** A test of the row-deleting sweeper: on this table the sweeper drops partitions (test/partitioned/). */
-const NOT_ON_PARTITIONS = ['sweep only while no one else holds the sweep lock, then until every expired row is gone'];
+const NOT_ON_PARTITIONS = ['sweep only while no one else holds the sweep lock, then until every expired row is gone', 'the sweeper deletes expired digested rows'];
 
 let embedded;
 let admin;

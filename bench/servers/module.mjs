@@ -1,5 +1,6 @@
 // The module under test: the built demo app (`POST /payments` with @Idempotent()), its sweeper
-// schedule disabled; DEMO_TX=cls: the demo on @nestjs-cls/transactional. The orchestrator can run
+// schedule disabled; DEMO_TX=cls: the demo on @nestjs-cls/transactional; IDEMPOTENCY_KEY_STORAGE,
+// IDEMPOTENCY_ENCRYPTION_KEYS and DEMO_REPLAY_CACHE as the demo reads them. The orchestrator can run
 // one sweep on demand over the control channel.
 import { serve, serverEnv } from './common.mjs';
 import { createDemoApp } from '../../dist/esm/demo/create-demo-app.js';
@@ -8,7 +9,14 @@ import { IdempotencySweeper } from '../../dist/esm/index.js';
 
 const { databaseUrl, latencyMs } = serverEnv();
 const app = await createDemoApp(
-  { ...demoConfigFromEnv({ DEMO_TX: process.env.DEMO_TX }), port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
+  {
+    ...demoConfigFromEnv({
+      DEMO_TX: process.env.DEMO_TX,
+      IDEMPOTENCY_KEY_STORAGE: process.env.IDEMPOTENCY_KEY_STORAGE,
+      IDEMPOTENCY_ENCRYPTION_KEYS: process.env.IDEMPOTENCY_ENCRYPTION_KEYS,
+      DEMO_REPLAY_CACHE: process.env.DEMO_REPLAY_CACHE,
+    }),
+    port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
   { quiet: true },
 );
 

@@ -40,6 +40,7 @@ export class DemoModule {
           renewLease: config.leaseRenewal,
           typeormAccess: config.typeormAccess,
           storage: config.storage,
+          ...(config.replayCache === false && { replayCache: false }),
         }),
       ],
       controllers: [cls ? TransactionalPaymentsController : PaymentsController, RefundsController],

@@ -3,3 +3,4 @@
  * `@nestjs/swagger` (an optional peer dependency, imported only by this entry point).
  */
 export { ApiIdempotent, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
+export { createIdempotentDocument } from './idempotent-document.js';

@@ -1,7 +1,7 @@
-import { Controller, Post } from '@nestjs/common';
+import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiCreatedResponse, ApiProperty, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Idempotent } from '../../src/index.js';
-import { ApiIdempotent } from '../../src/swagger/index.js';
+import { ApiIdempotent, createIdempotentDocument } from '../../src/swagger/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 
 class ValidationErrors {
@@ -67,6 +67,81 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         'urn:nestjs-pg-idempotency:key-missing',
         'urn:nestjs-pg-idempotency:key-malformed',
       ]);
+    });
+  });
+});
+
+@Controller('automatic')
+class UndecoratedController {
+  @Post()
+  @Idempotent()
+  @ApiBadRequestResponse({ description: 'the body is invalid', type: ValidationErrors })
+  create(): object {
+    return {};
+  }
+
+  @Post('optional')
+  @HttpCode(200)
+  @Idempotent({ required: false })
+  optional(): object {
+    return {};
+  }
+
+  /** `@ApiIdempotent()` overrides the route's options. */
+  @Post('overridden')
+  @Idempotent({ required: false })
+  @ApiIdempotent({ required: true })
+  overridden(): object {
+    return {};
+  }
+
+  @Post('plain')
+  plain(): object {
+    return {};
+  }
+}
+
+describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
+  const { startLab } = appsOn(platform);
+
+  describe('createIdempotentDocument()', () => {
+    let lab: RunningApp;
+    let paths: Record<string, any>;
+    beforeAll(async () => {
+      lab = await startLab({}, { controllers: [UndecoratedController] });
+      paths = createIdempotentDocument(lab.app, new DocumentBuilder().build()).paths;
+    });
+    afterAll(() => lab.close());
+
+    const keyHeaders = (path: string) => (paths[path].post.parameters ?? []).filter((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+
+    it('documents every @Idempotent() route with no second decorator, required as the route requires it', () => {
+      expect(keyHeaders('/automatic')).toEqual([expect.objectContaining({ required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } })]);
+      expect(keyHeaders('/automatic/optional')).toEqual([expect.objectContaining({ required: false })]);
+      expect(keyHeaders('/automatic/plain')).toEqual([]);
+      expect(paths['/automatic/plain'].post.responses['201'].headers).toBeUndefined();
+    });
+
+    it('lets @ApiIdempotent() override the route\'s options, documenting the header once', () => {
+      expect(keyHeaders('/automatic/overridden')).toEqual([expect.objectContaining({ required: true })]);
+    });
+
+    it('adds 400, 409, 422 and 503 as problems (a route\'s own 400 keeps its schema) and Idempotent-Replayed on the success response, 200 or 201', () => {
+      const responses = paths['/automatic'].post.responses;
+      expect(Object.keys(responses).sort()).toEqual(['201', '400', '409', '422', '503']);
+      expect(responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationErrors' });
+      expect(responses['400'].description).toContain('the body is invalid');
+      expect(responses['400'].description).toContain('Idempotency-Key header is missing or malformed');
+      expect(responses['503'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
+      expect(responses['201'].headers['Idempotent-Replayed']).toBeDefined();
+      expect(paths['/automatic/optional'].post.responses['200'].headers['Idempotent-Replayed']).toBeDefined();
+    });
+
+    it('gives the same document when called again, and leaves SwaggerModule.createDocument() as it was', () => {
+      expect(createIdempotentDocument(lab.app, new DocumentBuilder().build()).paths).toEqual(paths);
+      const plain: Record<string, any> = SwaggerModule.createDocument(lab.app, new DocumentBuilder().build()).paths;
+      expect(plain['/automatic'].post.parameters ?? []).toEqual([]);
+      expect(plain['/automatic'].post['x-nestjs-pg-idempotency']).toBeUndefined();
     });
   });
 });

@@ -1,0 +1,71 @@
+import { PROBLEM_CONTENT_TYPE, ProblemType } from '../problems.js';
+import { REPLAYED_HEADER } from '../idempotency.constants.js';
+
+/** The `Idempotency-Key` request header, as an OpenAPI parameter (without `in`, as `@ApiHeader()` takes it). */
+export function keyHeader(required: boolean) {
+  return {
+    name: 'Idempotency-Key',
+    required,
+    description:
+      'A unique key for this operation (a UUID or a ULID), the same on every retry. A retry of a completed ' +
+      'request gets the first answer again, byte for byte, with `Idempotent-Replayed: true`.',
+    schema: { type: 'string' as const, minLength: 1, maxLength: 255 },
+  };
+}
+
+/** The header a replay carries, on a success response. */
+export const REPLAYED_RESPONSE_HEADER = {
+  description: 'Present, with the value `true`, when this answer is the replay of an earlier request with the same Idempotency-Key.',
+  schema: { type: 'string', enum: ['true'] },
+};
+
+/** The name of {@link REPLAYED_RESPONSE_HEADER}. */
+export const REPLAYED_HEADER_NAME = REPLAYED_HEADER;
+
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+};
+
+/** A status the module answers with, its description, its problem types, its headers. */
+export type ProblemResponse = [status: number, description: string, types: ProblemType[], headers?: object];
+
+/** Every answer the module adds to an `@Idempotent()` route, as `application/problem+json`. */
+export const PROBLEM_RESPONSES: readonly ProblemResponse[] = [
+  [400, 'The Idempotency-Key header is missing or malformed.', [ProblemType.KeyMissing, ProblemType.KeyMalformed]],
+  [409, 'A request with this Idempotency-Key is still running: retry after `Retry-After` seconds.', [ProblemType.KeyInUse], RETRY_AFTER],
+  [422, 'This Idempotency-Key was used with a different request payload.', [ProblemType.KeyReused]],
+  [
+    503,
+    'The idempotency store is unavailable, or a recorded outcome cannot be read back; nothing was kept or run: retry after `Retry-After` seconds with the same key.',
+    [ProblemType.StoreUnavailable, ProblemType.OutcomeUnreadable],
+    RETRY_AFTER,
+  ],
+];
+
+/** The OpenAPI response of a problem the route does not document itself. */
+export function problemResponse([status, description, types, headers]: ProblemResponse): object {
+  return {
+    description,
+    content: {
+      [PROBLEM_CONTENT_TYPE]: {
+        schema: {
+          type: 'object',
+          required: ['type', 'title', 'status', 'detail'],
+          properties: {
+            type: { type: 'string', enum: types },
+            title: { type: 'string' },
+            status: { type: 'integer', enum: [status] },
+            detail: { type: 'string' },
+          },
+        },
+      },
+    },
+    ...(headers && { headers }),
+  };
+}
+
+/** A response the route documents itself, with the module's description of the same status added. */
+export function withModuleDescription<T extends { description?: string }>(documented: T, description: string): T {
+  if (documented.description?.includes(description)) return documented;
+  return { ...documented, description: [documented.description, description].filter(Boolean).join('\n\n') };
+}

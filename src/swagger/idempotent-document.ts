@@ -1,0 +1,113 @@
+import type { INestApplication } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DECORATORS, type OpenAPIObject, type SwaggerDocumentOptions, SwaggerModule } from '@nestjs/swagger';
+import { IdempotentRoutes } from '../options/idempotent-routes.js';
+import { PATH_METADATA } from '../route-check/nest-route-metadata.js';
+import { API_IDEMPOTENT, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
+import {
+  keyHeader,
+  PROBLEM_RESPONSES,
+  problemResponse,
+  REPLAYED_HEADER_NAME,
+  REPLAYED_RESPONSE_HEADER,
+  withModuleDescription,
+} from './idempotency-openapi.js';
+
+/** The extension that marks an `@Idempotent()` route's operations while the document is built. */
+const MARK = 'x-nestjs-pg-idempotency';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace', 'search', 'query'] as const;
+
+/** Where `@HttpCode()` keeps a handler's status (Nest's HTTP_CODE_METADATA). */
+const HTTP_CODE_METADATA = '__httpCode__';
+
+/** What the mark carries: whether the key is required, and the `@HttpCode()` of the handler, if any. */
+interface Mark {
+  required: boolean;
+  status?: number;
+}
+
+/**
+ * `SwaggerModule.createDocument(app, config, options)`, with every `@Idempotent()` route
+ * documented, no second decorator needed: the `Idempotency-Key` request header (required as the
+ * route requires it), the module's 400, 409, 422 and 503 answers as `application/problem+json`
+ * (a status the route documents itself keeps its schema and gains the module's description), and
+ * the `Idempotent-Replayed` header on every success response. `@ApiIdempotent()` on a route
+ * overrides what its `@Idempotent()` options say. Call it after the app is created (its module
+ * graph is read), as `createDocument`.
+ */
+export function createIdempotentDocument(app: INestApplication, config: Omit<OpenAPIObject, 'paths'>, options?: SwaggerDocumentOptions): OpenAPIObject {
+  const marked = markIdempotentRoutes(app);
+  let document: OpenAPIObject;
+  try {
+    document = SwaggerModule.createDocument(app, config, options);
+  } finally {
+    for (const [handler, extensions] of marked) Reflect.defineMetadata(DECORATORS.API_EXTENSION, extensions, handler);
+  }
+  for (const path of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      const operation = (path as Record<string, Operation | undefined>)[method];
+      const mark = operation?.[MARK] as Mark | undefined;
+      if (!operation || !mark) continue;
+      delete operation[MARK];
+      documentOperation(operation, mark.required, mark.status ?? (method === 'post' ? 201 : 200));
+    }
+  }
+  return document;
+}
+
+type Operation = {
+  parameters?: Array<{ name?: string; in?: string; $ref?: string }>;
+  responses?: Record<string, { description?: string; headers?: Record<string, unknown> }>;
+  [extension: `x-${string}`]: unknown;
+};
+
+/**
+ * Marks the handler of every `@Idempotent()` route with {@link MARK} (its extensions as they were
+ * are returned, for putting back once the document is built).
+ */
+function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
+  const routes = app.get(IdempotentRoutes, { strict: false });
+  const scanner = new MetadataScanner();
+  const marked = new Map<Function, unknown>();
+  for (const wrapper of app.get(DiscoveryService, { strict: false }).getControllers()) {
+    const controller = wrapper.metatype as Function | undefined;
+    if (!controller?.prototype) continue;
+    for (const name of scanner.getAllMethodNames(controller.prototype)) {
+      const handler = controller.prototype[name] as Function;
+      if (marked.has(handler) || Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+      const route = routes.of(controller, handler);
+      if (!route) continue;
+      const explicit: Required<ApiIdempotentOptions> | undefined =
+        Reflect.getMetadata(API_IDEMPOTENT, handler) ?? Reflect.getMetadata(API_IDEMPOTENT, controller);
+      const extensions = Reflect.getMetadata(DECORATORS.API_EXTENSION, handler);
+      marked.set(handler, extensions);
+      const mark: Mark = { required: explicit?.required ?? route.required, status: Reflect.getMetadata(HTTP_CODE_METADATA, handler) };
+      Reflect.defineMetadata(DECORATORS.API_EXTENSION, { ...extensions, [MARK]: mark }, handler);
+    }
+  }
+  return marked;
+}
+
+/**
+ * Adds what the module answers to one operation, keeping what the route documents; a route that
+ * documents no success response gets its own (`status`), to carry the replay header.
+ */
+function documentOperation(operation: Operation, required: boolean, status: number): void {
+  const parameters = (operation.parameters ??= []);
+  if (!parameters.some((parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')) {
+    parameters.push({ in: 'header', ...keyHeader(required) });
+  }
+  const responses = (operation.responses ??= {});
+  for (const response of PROBLEM_RESPONSES) {
+    const [status, description] = response;
+    const documented = responses[status];
+    responses[status] = documented ? withModuleDescription(documented, description) : (problemResponse(response) as never);
+  }
+  if (!Object.keys(responses).some((code) => /^2/.test(code))) responses[status] = { description: '' };
+  for (const [code, response] of Object.entries(responses)) {
+    if (/^2/.test(code) && !response.headers?.[REPLAYED_HEADER_NAME]) {
+      response.headers = { ...response.headers, [REPLAYED_HEADER_NAME]: REPLAYED_RESPONSE_HEADER };
+    }
+  }
+}
