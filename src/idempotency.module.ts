@@ -11,7 +11,7 @@ import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from
 import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
 import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
-import { IdempotencyResealer } from './protect/idempotency-resealer.js';
+import { IdempotencyResealer } from './reseal/idempotency-resealer.js';
 import { KeyReserver } from './reserve/key-reserver.js';
 import { IdempotentMessageHandlers } from './message/idempotent-message-handlers.js';
 import { IdempotentMessages } from './message/idempotent-messages.js';

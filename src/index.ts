@@ -38,7 +38,7 @@ export { CreatePartitionedIdempotencyKeys1795996800000 } from './migrations/crea
 export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './migrations/idempotency-keys-partitioned.schema.js';
 export { DigestIdempotencyKeys1796169600000 } from './migrations/digest-idempotency-keys.migration.js';
 export { DIGEST_IDEMPOTENCY_KEYS } from './migrations/digest-idempotency-keys.schema.js';
-export { IdempotencyResealer, type ResealOptions, type ResealReport } from './protect/idempotency-resealer.js';
+export { IdempotencyResealer, type ResealOptions, type ResealReport } from './reseal/idempotency-resealer.js';
 export { UnreadableOutcomeError } from './protect/unreadable-outcome.error.js';
 export type { KeyStorage } from './parse/scoped-key.js';
 export { IdempotentMessage } from './message/idempotent-message.decorator.js';

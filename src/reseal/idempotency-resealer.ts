@@ -1,14 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import type { IdempotencySettings } from '../options/settings.js';
 import { createHash } from 'node:crypto';
-import { KEY_DIGEST_PREFIX, keyDigest } from '../parse/scoped-key.js';
-import type { OutcomeOwner } from './stored-outcomes.js';
+import { KEY_DIGEST_PREFIX, type KeyStorage, keyDigest } from '../parse/scoped-key.js';
+import type { OutcomeOwner, StoredOutcomes } from '../protect/stored-outcomes.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { RESEAL_BATCH, UNSEALED_BATCH } from './reseal.sql.js';
-import { SealedOutcomes } from './sealed-outcomes.js';
-import { UnreadableOutcomeError } from './unreadable-outcome.error.js';
+import { SealedOutcomes } from '../protect/sealed-outcomes.js';
+import { UnreadableOutcomeError } from '../protect/unreadable-outcome.error.js';
 
 /** What one resealing run did. */
 export interface ResealReport {
@@ -36,6 +35,12 @@ interface UnsealedRow {
   response_body: Buffer | null;
 }
 
+/** What resealing reads of the module's settings (`IdempotencySettings` has it). */
+interface StorageSettings {
+  readonly keyStorage: KeyStorage;
+  readonly outcomes: StoredOutcomes;
+}
+
 const logger = new Logger('IdempotencyResealer');
 
 /** How long one batch's statement may take. */
@@ -54,7 +59,7 @@ export class IdempotencyResealer {
   private running?: Promise<ResealReport>;
 
   constructor(
-    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: StorageSettings,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
   ) {}
 
