@@ -9,10 +9,11 @@ import {
   DIGEST_IDEMPOTENCY_KEYS,
   IdempotencyResealer,
   IdempotencySweeper,
+  IdempotentMessages,
   type StorageOptions,
 } from '../../src/index.js';
 import { DEMO_TABLES } from '../../src/demo/demo-tables.js';
-import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp, startLab } from '../support/apps.js';
 import { paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment, type Answer } from '../support/http.js';
 import { CARD_NUMBER, CARD_TOKEN, ProtectedStorageController } from './protected-storage.controller.js';
@@ -354,6 +355,31 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(replay.json).toEqual({ id: first.json.id, card: { last4: '4242' }, items: [{ n: 1 }, { n: 2 }] });
       expect(await paymentCount(caller)).toBe(1);
     });
+  });
+});
+
+describe('a message consumer on protected storage', () => {
+  it('stores its key and pattern as digests and its reply sealed; a duplicate on another instance is answered with the reply, not run', async () => {
+    const storage: StorageOptions = { keys: 'digest', encryption: { keys: [{ id: 'k1', key: newAesKey() }] } };
+    const message = { transport: 'test', pattern: 'payment.created', id: newKey(), headers: {}, data: { amount: 1 }, attempt: 1 };
+    let runs = 0;
+    const handler = () => ++runs && { receipt: 'r-7f3a9c1e55' };
+    const first = await startLab({ storage });
+    const consumed = await first.app.get(IdempotentMessages).consume(message, handler).finally(() => first.close());
+    expect(consumed).toMatchObject({ outcome: { kind: 'executed' }, settlement: 'ack' });
+    const dump = await dumpedRows([digestedKey(message.id, '')]);
+    expect(dump).toContain(digestedEndpoint('MESSAGE payment.created'));
+    expect(dump).not.toContain(message.id);
+    expect(dump).not.toContain('payment.created');
+    expect(dump).not.toContain('r-7f3a9c1e55');
+    const second = await startLab({ storage });
+    try {
+      const duplicate = await second.app.get(IdempotentMessages).consume(message, handler);
+      expect(duplicate).toMatchObject({ outcome: { kind: 'duplicate', reply: { receipt: 'r-7f3a9c1e55' } }, settlement: 'ack' });
+      expect(runs).toBe(1);
+    } finally {
+      await second.close();
+    }
   });
 });
 
