@@ -80,8 +80,8 @@ export function printReport(results, host) {
   for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
-  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle', 'prismaBaseline', 'executePrisma', 'replayPrisma', 'executeSealed', 'replayUncached', 'replaySealedUncached'].filter((name) => results.throughput[name]?.length);
-  for (const scenario of hostScenarios) t[`${scenario}32`] = byConcurrency(results.throughput[scenario], 32);
+  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle', 'prismaBaseline', 'executePrisma', 'replayPrisma', 'executeSealed', 'replayUncached', 'replaySealedUncached', 'executePrevious', 'replayPrevious'].filter((name) => results.throughput[name]?.length);
+  for (const scenario of hostScenarios) t[`${scenario}32`] = summarize(results.throughput[scenario]);
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
   const sweeper = { alone: summarize(results.sweeper.alone), during: summarize([results.sweeper.during]) };
   const all = [...Object.values(t), ...Object.values(storm), sweeper.alone, sweeper.during];
@@ -139,6 +139,8 @@ export function printReport(results, host) {
     executeSealed: 'execute path, keys digested and outcomes sealed (AES-256-GCM)',
     replayUncached: 'replay path, no replay cache (each replay read from the table)',
     replaySealedUncached: 'replay path, sealed, no replay cache (each replay read and opened)',
+    executePrevious: 'execute path, the previous build (BENCH_PREVIOUS_DIST)',
+    replayPrevious: 'replay path, the previous build',
   };
   for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
   for (const scenario of hostScenarios) add(named[scenario], t[`${scenario}32`]);
@@ -203,7 +205,11 @@ export function printReport(results, host) {
     }
     if (results.throughput.executeSealed?.length) {
       addRatio('execute path, sealed / execute path in clear req/s, concurrency 32', perRound(atConcurrency('executeSealed', 32), atConcurrency('execute', 32), 'rps'), null);
-      addRatio('replay path from the table, sealed / in clear req/s, concurrency 32', perRound(atConcurrency('replaySealedUncached', 32), atConcurrency('replayUncached', 32), 'rps'), null);
+      addRatio('replay path from the table, sealed / in clear req/s, concurrency 1', perRound(results.throughput.replaySealedUncached, results.throughput.replayUncached, 'rps'), null);
+    }
+    if (results.throughput.executePrevious?.length) {
+      addRatio('execute path, this build / the previous build req/s, concurrency 32', perRound(atConcurrency('execute', 32), results.throughput.executePrevious, 'rps'), null);
+      addRatio('replay path, this build / the previous build req/s, concurrency 32', perRound(atConcurrency('replay', 32), results.throughput.replayPrevious, 'rps'), null);
     }
   }
   addRatio(

@@ -5,7 +5,8 @@
 // once, a replayed key executed again, any 5xx or dropped request); a missed performance target
 // is a measurement, not a failure. BENCH_JSON=<file> also writes every run's raw measurements.
 // BENCH_NODE=<line or path> runs the servers on another Node.js (`26`: scripts/node-lines.mjs
-// installs that line); the drivers stay on this one.
+// installs that line); the drivers stay on this one. BENCH_PREVIOUS_DIST=<a dist/ folder> also runs
+// the module server from that build (an earlier commit's), execute and replay beside this one's.
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -53,7 +54,8 @@ try {
   log('starting the servers and drivers');
   // Protected storage: keys digested and outcomes sealed with AES-256-GCM, against the same in clear.
   const sealed = { IDEMPOTENCY_KEY_STORAGE: 'digest', IDEMPOTENCY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}` };
-  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached] = await Promise.all([
+  const previousDist = process.env.BENCH_PREVIOUS_DIST;
+  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached, modulePrevious] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' }, execPath }),
     start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' }, execPath }),
@@ -73,6 +75,7 @@ try {
     start('servers/module.mjs', { name: 'module server (sealed)', env: { ...serverEnv, ...sealed }, execPath }),
     start('servers/module.mjs', { name: 'module server (no replay cache)', env: { ...serverEnv, DEMO_REPLAY_CACHE: 'off' }, execPath }),
     start('servers/module.mjs', { name: 'module server (sealed, no replay cache)', env: { ...serverEnv, ...sealed, DEMO_REPLAY_CACHE: 'off' }, execPath }),
+    previousDist ? start('servers/module.mjs', { name: 'module server (previous build)', env: { ...serverEnv, MODULE_DIST: previousDist }, execPath }) : undefined,
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -99,7 +102,7 @@ try {
     return { name, ...measured, warmup, cpu: usage, server: stats, side };
   }
 
-  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [], prismaBaseline: [], executePrisma: [], replayPrisma: [], executeSealed: [], replayUncached: [], replaySealedUncached: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [], prismaBaseline: [], executePrisma: [], replayPrisma: [], executeSealed: [], replayUncached: [], replaySealedUncached: [], executePrevious: [], replayPrevious: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
 
   // 0. Once, before anything is measured: every server runs each of its paths under load for
   // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
@@ -109,7 +112,7 @@ try {
   await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
   for (const floor of [keyReservation, keyInsert]) await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  for (const host of [moduleCls, moduleDrizzle, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached]) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  for (const host of [moduleCls, moduleDrizzle, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached, modulePrevious].filter(Boolean)) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
   for (const plain of [drizzleBaseline, prismaBaseline]) await load.call('run', { ...jitWarmup, url: url(plain), mode: 'none', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
@@ -161,8 +164,21 @@ try {
         replayKeys.set(name, replay);
       }
     }
-    results.throughput.replayUncached.push(await measure(`round ${round}: replay path, no replay cache`, moduleUncached, { ...hosts, mode: 'fixed', ...replayKeys.get('uncached') }));
-    results.throughput.replaySealedUncached.push(await measure(`round ${round}: replay path, sealed, no replay cache`, moduleSealedUncached, { ...hosts, mode: 'fixed', ...replayKeys.get('sealed-uncached') }));
+    // At concurrency 1: concurrent duplicates of one key share one reservation in flight, so only
+    // one at a time makes every replay read (and open) the row.
+    const alone = { connections: 1, mode: 'fixed' };
+    results.throughput.replayUncached.push(await measure(`round ${round}: replay path, no replay cache`, moduleUncached, { ...alone, ...replayKeys.get('uncached') }));
+    results.throughput.replaySealedUncached.push(await measure(`round ${round}: replay path, sealed, no replay cache`, moduleSealedUncached, { ...alone, ...replayKeys.get('sealed-uncached') }));
+    if (modulePrevious) {
+      results.throughput.executePrevious.push(await measure(`round ${round}: execute path, previous build`, modulePrevious, { ...hosts, token: `bench-${run}-execute-previous` }));
+      if (!replayKeys.has('previous')) {
+        const replay = { token: `bench-${run}-replay-previous`, key: randomUUID() };
+        const prime = await load.call('prime', { url: url(modulePrevious), ...replay });
+        if (prime.status !== 201 || prime.replayed) throw new Error(`priming the previous build's replay key answered ${prime.status}`);
+        replayKeys.set('previous', replay);
+      }
+      results.throughput.replayPrevious.push(await measure(`round ${round}: replay path, previous build`, modulePrevious, { ...hosts, mode: 'fixed', ...replayKeys.get('previous') }));
+    }
   }
   results.replayExecutions = [...(await paymentsOf([...replayKeys.values()].map((replay) => replay.token))).values()];
 
@@ -239,7 +255,7 @@ try {
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
-  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached].map((child) => child.kill()));
+  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached, modulePrevious].filter(Boolean).map((child) => child.kill()));
   status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));

@@ -2,6 +2,7 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, Logger, ty
 import type { ServerResponse } from 'node:http';
 import { type Observable, of } from 'rxjs';
 import { IdempotencyEvents } from './events/idempotency-events.js';
+import { KeyDrain } from './drain/key-drain.js';
 import { DatabaseHost } from './hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotentRoutes } from './options/idempotent-routes.js';
@@ -11,12 +12,22 @@ import { IdempotencyProblem, Problems } from './problems.js';
 import { OutcomeRecorder } from './record/outcome-recorder.js';
 import { KeyReserver } from './reserve/key-reserver.js';
 import type { Reservation } from './reserve/reservation.js';
+import { RetryAfterEstimate } from './reserve/retry-after.js';
+import { IdempotencyTelemetry, type TracedOutcome } from './telemetry/idempotency-telemetry.js';
 import { awaitTurn } from './reserve/wait-mode.js';
 import { withProblemHeaders } from './response/problem-headers.js';
 import { replaceResponse } from './response/response-capture.js';
 import { replayOf } from './response/stored-response.js';
 import { KeyRun } from './run/key-run.js';
 import { UnreadableOutcomeError } from './protect/unreadable-outcome.error.js';
+
+/** The outcome a reservation settles, on its span; a held key's comes with its record. */
+const RESERVED: Record<Reservation['kind'], TracedOutcome | undefined> = {
+  held: undefined,
+  completed: 'replayed',
+  mismatch: 'mismatch',
+  'in-progress': 'conflict',
+};
 
 /** Marks a request this interceptor already handles, with how it handles it (see `Handling`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
@@ -50,6 +61,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly reserver: KeyReserver,
     private readonly events: IdempotencyEvents,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
+    private readonly drain: KeyDrain,
+    private readonly retryAfter: RetryAfterEstimate,
+    private readonly telemetry: IdempotencyTelemetry,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -73,31 +87,55 @@ export class IdempotencyInterceptor implements NestInterceptor {
         request[HANDLED] = { kind: 'passing' } satisfies Handling;
         return next.handle();
       }
-      let reservation = await this.reserve(idempotent, route);
-      if (reservation.kind === 'in-progress' && route.waitMs > 0) {
-        reservation = await awaitTurn(() => this.reserve(idempotent, route), route.waitMs, reservation);
-      }
+      const reservation = await this.reserveTraced(idempotent, route);
       switch (reservation.kind) {
         case 'held': {
-          const recorder = new OutcomeRecorder(this.settings, this.events, route, reservation.hold);
-          const run = new KeyRun(route, recorder, idempotent, (error) => this.host.failureOf(error));
+          const recorder = new OutcomeRecorder(this.settings, this.events, route, reservation.hold, this.telemetry);
+          const run = new KeyRun(route, recorder, idempotent, (error) => this.host.failureOf(error), this.telemetry);
           request[HANDLED] = { kind: 'running', run } satisfies Handling;
           return run.start(next, raw);
         }
-        case 'completed':
+        case 'completed': {
+          const span = this.telemetry.start('replay', route.handler, route.mode);
           this.events.emit({ type: 'replayed', handler: route.handler, status: reservation.response.status });
           replaceResponse(raw, replayOf(reservation.response, this.settings.replayHeaders));
+          this.telemetry.end(span, 'replayed');
           return of(undefined);
+        }
         case 'mismatch':
           this.events.emit({ type: 'mismatch', handler: route.handler });
           throw Problems.keyReused();
         case 'in-progress':
           this.events.emit({ type: 'in-progress', handler: route.handler });
-          throw Problems.keyInUse(reservation.retryAfterSeconds ?? route.retryAfterSeconds);
+          throw Problems.keyInUse(reservation.retryAfterSeconds ?? this.retryAfter.seconds(route.handler, route.retryAfterSeconds));
       }
     } catch (error) {
       throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error) : error;
     }
+  }
+
+  /**
+   * The key reserved, in the `idempotency.reserve` span: refused while the app drains, and in wait
+   * mode waited for while another request holds it.
+   */
+  private async reserveTraced(idempotent: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
+    const span = this.telemetry.start('reserve', route.handler, route.mode);
+    let reservation: Reservation;
+    try {
+      if (this.drain.refusing) {
+        this.events.emit({ type: 'refused', handler: route.handler, reason: 'shutting-down' });
+        throw Problems.shuttingDown(route.retryAfterSeconds);
+      }
+      reservation = await this.reserve(idempotent, route);
+      if (reservation.kind === 'in-progress' && route.waitMs > 0) {
+        reservation = await awaitTurn(() => this.reserve(idempotent, route), route.waitMs, reservation);
+      }
+    } catch (error) {
+      this.telemetry.end(span, 'refused', (error as Error).message);
+      throw error;
+    }
+    this.telemetry.end(span, RESERVED[reservation.kind]);
+    return reservation;
   }
 
   private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {

@@ -11,8 +11,12 @@ import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from
 import { IdempotentRoutes } from './options/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';
 import { type IdempotencySettings, resolveModuleOptions } from './options/settings.js';
+import { IdempotencyKeyConsole } from './console/idempotency-key-console.js';
+import { KeyDrain } from './drain/key-drain.js';
+import { IdempotencyTelemetry } from './telemetry/idempotency-telemetry.js';
 import { IdempotencyResealer } from './reseal/idempotency-resealer.js';
 import { KeyReserver } from './reserve/key-reserver.js';
+import { RetryAfterEstimate } from './reserve/retry-after.js';
 import { IdempotentMessageHandlers } from './message/idempotent-message-handlers.js';
 import { IdempotentMessages } from './message/idempotent-messages.js';
 import { IdempotentMessageInterceptor } from './message/message.interceptor.js';
@@ -60,6 +64,10 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotentMessages,
     IdempotentMessageInterceptor,
     IdempotencyResealer,
+    KeyDrain,
+    RetryAfterEstimate,
+    IdempotencyKeyConsole,
+    IdempotencyTelemetry,
   ],
   exports: [
     IDEMPOTENCY_SETTINGS,
@@ -75,6 +83,11 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
     IdempotentMessages,
     IdempotentMessageInterceptor,
     IdempotencyResealer,
+    KeyDrain,
+    KeyTable,
+    IdempotencyKeyConsole,
+    RetryAfterEstimate,
+    IdempotencyTelemetry,
   ],
 })
 export class IdempotencyModule extends ConfigurableModuleClass {

@@ -17,6 +17,7 @@ export enum ProblemType {
   HandlerRunTwice = 'urn:nestjs-pg-idempotency:handler-run-twice',
   OutcomeNotRecorded = 'urn:nestjs-pg-idempotency:outcome-not-recorded',
   OutcomeUnreadable = 'urn:nestjs-pg-idempotency:outcome-unreadable',
+  ShuttingDown = 'urn:nestjs-pg-idempotency:shutting-down',
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
@@ -35,6 +36,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.HandlerRunTwice]: { status: 500, title: 'Handler started twice for one request' },
   [ProblemType.OutcomeNotRecorded]: { status: 500, title: 'Outcome could not be recorded' },
   [ProblemType.OutcomeUnreadable]: { status: 503, title: 'Recorded outcome cannot be read' },
+  [ProblemType.ShuttingDown]: { status: 503, title: 'Shutting down' },
 };
 
 /** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */
@@ -148,6 +150,13 @@ export const Problems = {
   /** The 503 of database trouble: nothing was kept, retry after `retryAfterSeconds`. */
   storeUnavailable: (when: 'reserving' | 'handling' | 'recording' | 'recording-after-effects', retryAfterSeconds: number) =>
     new IdempotencyProblem(ProblemType.StoreUnavailable, `${UNAVAILABLE[when]}; retry later with the same key`, retryAfter(retryAfterSeconds)),
+  /** The drain began: no key is taken here any more; the connection is closed, so a retry goes to another instance. */
+  shuttingDown: (retryAfterSeconds: number) =>
+    new IdempotencyProblem(
+      ProblemType.ShuttingDown,
+      'this instance is shutting down and takes no new Idempotency-Key; nothing was run: retry with the same key (another instance answers)',
+      { ...retryAfter(retryAfterSeconds), Connection: 'close' },
+    ),
   /** A completed key whose sealed outcome cannot be opened: neither replayed nor run again. */
   outcomeUnreadable: (retryAfterSeconds: number) =>
     new IdempotencyProblem(

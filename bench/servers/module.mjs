@@ -1,11 +1,15 @@
 // The module under test: the built demo app (`POST /payments` with @Idempotent()), its sweeper
 // schedule disabled; DEMO_TX=cls: the demo on @nestjs-cls/transactional; IDEMPOTENCY_KEY_STORAGE,
 // IDEMPOTENCY_ENCRYPTION_KEYS and DEMO_REPLAY_CACHE as the demo reads them. The orchestrator can run
-// one sweep on demand over the control channel.
+// one sweep on demand over the control channel. MODULE_DIST: another build's dist/ folder (the
+// previous commit's, for a same-run comparison), instead of this checkout's.
+import { pathToFileURL } from 'node:url';
 import { serve, serverEnv } from './common.mjs';
-import { createDemoApp } from '../../dist/esm/demo/create-demo-app.js';
-import { demoConfigFromEnv } from '../../dist/esm/demo/demo.config.js';
-import { IdempotencySweeper } from '../../dist/esm/index.js';
+
+const dist = process.env.MODULE_DIST ? pathToFileURL(`${process.env.MODULE_DIST.replace(/\/$/, '')}/`) : new URL('../../dist/', import.meta.url);
+const { createDemoApp } = await import(new URL('esm/demo/create-demo-app.js', dist).href);
+const { demoConfigFromEnv } = await import(new URL('esm/demo/demo.config.js', dist).href);
+const { IdempotencySweeper } = await import(new URL('esm/index.js', dist).href);
 
 const { databaseUrl, latencyMs } = serverEnv();
 const app = await createDemoApp(

@@ -37,6 +37,8 @@ export interface DemoConfig {
    * `IDEMPOTENCY_ENCRYPTION_KEYS` (`id:base64key,…`, the newest first; none: outcomes in clear).
    */
   storage?: StorageOptions;
+  /** How long the shutdown waits for keys in flight (IDEMPOTENCY_DRAIN_TIMEOUT_MS; the module's `drainTimeout`). */
+  drainTimeoutMs?: number;
   /** `DEMO_REPLAY_CACHE`: `on` (default) or `off`, the module's in-process replay cache (`replayCache: false`). */
   replayCache?: boolean;
 }
@@ -56,6 +58,7 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     poolTimeoutMs: integer(env.DEMO_POOL_TIMEOUT_MS, 5_000, 'DEMO_POOL_TIMEOUT_MS') || 5_000,
     typeormAccess: oneOf(env.DEMO_TYPEORM_ACCESS, ['auto', 'public-api'] as const, 'DEMO_TYPEORM_ACCESS'),
     tx: oneOf(env.DEMO_TX, ['typeorm', 'cls', 'prisma', 'cls-prisma'] as const, 'DEMO_TX'),
+    drainTimeoutMs: integer(env.IDEMPOTENCY_DRAIN_TIMEOUT_MS, 10_000, 'IDEMPOTENCY_DRAIN_TIMEOUT_MS'),
     replayCache: onOff(env.DEMO_REPLAY_CACHE, true, 'DEMO_REPLAY_CACHE'),
     storage: {
       keys: oneOf(env.IDEMPOTENCY_KEY_STORAGE, ['clear', 'digest'] as const, 'IDEMPOTENCY_KEY_STORAGE'),

@@ -40,6 +40,7 @@ export class DemoModule {
           renewLease: config.leaseRenewal,
           typeormAccess: config.typeormAccess,
           storage: config.storage,
+          drainTimeout: config.drainTimeoutMs,
           ...(config.replayCache === false && { replayCache: false }),
         }),
       ],

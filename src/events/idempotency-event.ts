@@ -22,6 +22,8 @@ export type IdempotencyEvent =
   | ({ type: 'in-progress'; handler: string } & Transported)
   /** The key came back with another payload: 422 (a message: dead-lettered, not run). */
   | ({ type: 'mismatch'; handler: string } & Transported)
+  /** No key was taken: the app is shutting down (503 `shutting-down`; a message: delivered again later). */
+  | ({ type: 'refused'; handler: string; reason: 'shutting-down' } & Transported)
   /** A message that cannot be de-duplicated (no key, a key too long, not JSON): dead-lettered, nothing written. */
   | { type: 'malformed'; handler: string; transport: string; reason: string }
   /** A message whose handler failed its last attempt: recorded as failed, its writes undone, dead-lettered. */

@@ -30,7 +30,7 @@ interface PromHistogram {
  * Prometheus metrics of the module's events, when `prom-client` is installed (an optional peer)
  * and `metrics` is not `false`:
  * - `idempotency_requests_total{handler, outcome}`: outcome is executed, replayed, in_progress,
- *   mismatch or released;
+ *   mismatch, released or refused (shutting down);
  * - `idempotency_handler_duration_seconds{handler, outcome}`: executed and released runs;
  * - `idempotency_keys_swept_total`.
  * Metrics are registered once per registry (several apps in one process share them).

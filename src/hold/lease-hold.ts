@@ -82,6 +82,11 @@ export class LeaseHold implements KeyHold {
     return this.host.runOnOwnPool(what, [statement, params], { timeoutMs: Math.max(1, Math.floor(this.leaseMs / 3)) });
   }
 
+  /** Renews no more: the lease ends by itself, as a dead holder's does (the drain, past its bound). */
+  stopRenewing(): void {
+    clearInterval(this.renewal);
+  }
+
   private end(): void {
     this.ended = true;
     clearInterval(this.renewal);

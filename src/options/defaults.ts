@@ -54,9 +54,11 @@ export const MODULE_DEFAULTS = {
   sweepBatchSize: 1000,
   lease: '30s',
   renewLease: true,
-  replayCache: { maxEntries: 10_000, maxBytes: 32 * 1024 * 1024 },
+  replayCache: { maxEntries: 10_000, maxBytes: 32 * 1024 * 1024, maxAge: '1m' },
   metrics: { prefix: '' },
   preparedStatements: true,
+  drainTimeout: '10s',
+  openTelemetry: true,
 } as const satisfies Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>>;
 
 /** The defaults of the route options that do not fall back to a module option. */

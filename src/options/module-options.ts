@@ -19,6 +19,12 @@ export interface ReplayCacheOptions {
   maxEntries?: number;
   /** Body and header bytes held at most. Default: 32 MiB. */
   maxBytes?: number;
+  /**
+   * How long an outcome is replayed from memory before the table is read again (never past the
+   * key's expiry): a key expired from outside (the key console) is replayed here no longer
+   * than this. Default: `'1m'`.
+   */
+  maxAge?: Duration;
 }
 
 /**
@@ -157,6 +163,16 @@ export interface IdempotencyModuleOptions {
    * connection's server session changes between transactions. Default: `true`.
    */
   preparedStatements?: boolean;
+  /**
+   * How long the shutdown waits for keys in flight to finish (`app.close()`, SIGTERM with
+   * `enableShutdownHooks()`), once it stopped taking new ones; `0` does not wait. Default: `'10s'`.
+   */
+  drainTimeout?: Duration;
+  /**
+   * OpenTelemetry spans and metrics through `@opentelemetry/api`, when it is installed (an
+   * optional peer): `false` turns them off. Default: `true`.
+   */
+  openTelemetry?: boolean;
   /** What the key table stores: keys in clear or as digests, outcomes in clear or sealed. Default: in clear. */
   storage?: StorageOptions;
 }

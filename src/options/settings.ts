@@ -39,6 +39,13 @@ import type {
   StorePolicy,
 } from './module-options.js';
 
+/** The replay cache's bounds, resolved. */
+export interface ReplayCacheLimits {
+  maxEntries: number;
+  maxBytes: number;
+  maxAgeMs: number;
+}
+
 /** Module options with every default applied, merged once at bootstrap. */
 export interface IdempotencySettings {
   /** The node-postgres host's pool; `undefined`: the TypeORM host. */
@@ -59,11 +66,15 @@ export interface IdempotencySettings {
   partitionIntervalMs: number;
   leaseMs: number;
   renewLease: boolean;
-  replayCache: Required<ReplayCacheOptions> | false;
+  replayCache: ReplayCacheLimits | false;
   metrics: false | { registry?: unknown; prefix: string };
   preparedStatements: boolean;
   /** How a row names its key (`storage.keys`). */
   keyStorage: KeyStorage;
+  /** How long the shutdown waits for keys in flight (`drainTimeout`). */
+  drainTimeoutMs: number;
+  /** Spans and metrics through `@opentelemetry/api`, when installed. */
+  openTelemetry: boolean;
   /** How outcomes are stored: in clear, or sealed (`storage.encryption`). */
   outcomes: StoredOutcomes;
 }
@@ -142,10 +153,13 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     renewLease: aBoolean(options.renewLease, 'renewLease'),
     preparedStatements: aBoolean(options.preparedStatements, 'preparedStatements'),
     ...aStorage(options.storage),
+    drainTimeoutMs: milliseconds(options.drainTimeout, 'drainTimeout', { maxMs: MAX_TIMER_MS }),
+    openTelemetry: aBoolean(options.openTelemetry, 'openTelemetry'),
     metrics: options.metrics === false ? false : { prefix: '', ...defined(options.metrics) },
     replayCache: cache && {
       maxEntries: aPositiveInteger(cache.maxEntries, 'replayCache.maxEntries'),
       maxBytes: aPositiveInteger(cache.maxBytes, 'replayCache.maxBytes'),
+      maxAgeMs: milliseconds(cache.maxAge, 'replayCache.maxAge', { minMs: 1, maxMs: MAX_TTL_MS }),
     },
   };
 }

@@ -8,6 +8,7 @@ import type { CapturedResponse, ResponseReplacement } from '../response/response
 import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
 import { RefusedByDatabaseError } from '../hosts/database-failures.js';
 import type { KeyHold } from '../hold/key-hold.js';
+import type { IdempotencyTelemetry, TracedOutcome } from '../telemetry/idempotency-telemetry.js';
 import { afterRecording, type Answer, decide, type Recording, type Replacement } from './outcome-decision.js';
 
 const logger = new Logger('Idempotency');
@@ -27,11 +28,20 @@ export class OutcomeRecorder {
     private readonly events: IdempotencyEvents,
     private readonly route: RouteSettings,
     readonly hold: KeyHold,
+    private readonly telemetry?: IdempotencyTelemetry,
   ) {}
 
+  /** `record()` in the `idempotency.record` span, which ends with the outcome. */
   async conclude(captured: CapturedResponse, answer: Answer, handlerFailed: boolean): Promise<ResponseReplacement | void> {
+    if (!this.hold.isOpen) return;
+    const span = this.telemetry?.start('record', this.route.handler, this.route.mode);
+    const { replacement, outcome } = await this.record(captured, answer, handlerFailed);
+    this.telemetry?.end(span, outcome);
+    return replacement;
+  }
+
+  private async record(captured: CapturedResponse, answer: Answer, handlerFailed: boolean): Promise<{ replacement?: ResponseReplacement; outcome: TracedOutcome }> {
     const { hold, route, settings } = this;
-    if (!hold.isOpen) return;
     const decision = decide({
       answer,
       handlerFailed,
@@ -44,7 +54,7 @@ export class OutcomeRecorder {
       if (decision.action === 'release') {
         await hold.release(decision.keepWrites);
         this.released(decision.reason, decision.status);
-        return decision.replaceWith && this.replacement(decision.replaceWith, captured);
+        return { replacement: decision.replaceWith && this.replacement(decision.replaceWith, captured), outcome: 'released' };
       }
       recording = { kind: await hold.complete(toStoredResponse(captured, settings.replayHeaders, route.redaction), decision.rollbackWrites) };
     } catch (error) {
@@ -55,10 +65,10 @@ export class OutcomeRecorder {
     const after = afterRecording(recording);
     if (after.event === 'executed') {
       this.emit({ type: 'executed', handler: route.handler, mode: route.mode, status: captured.status, durationMs: this.elapsed() });
-      return;
+      return { outcome: 'executed' };
     }
     this.released(after.reason, captured.status);
-    return this.replacement(after.replaceWith, captured);
+    return { replacement: this.replacement(after.replaceWith, captured), outcome: 'released' };
   }
 
   /** Frees the key without an outcome (the client went away and the response never ended). */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import { type DrainedHold, KeyDrain } from '../drain/key-drain.js';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
@@ -11,6 +12,7 @@ import { KeyTable } from '../table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import type { ScopedKey } from '../parse/scoped-key.js';
 import type { Refusal, Reservation } from './reservation.js';
 import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';
 import { reserveInTransaction } from './transactional-reservation.js';
@@ -35,12 +37,34 @@ export class KeyReserver {
     @Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly table: KeyTable,
+    private readonly drain: KeyDrain,
   ) {
     this.cache = new ReplayCache(settings.replayCache);
     this.outcomes = settings.outcomes;
   }
 
+  /**
+   * The key's reservation, counted in flight for the drain (`KeyDrain`) from its start until it is
+   * refused, or until its hold ends.
+   */
   async reserve(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
+    const entry = this.drain.enter();
+    try {
+      const reservation = await this.reserveCounted(request, route, entry);
+      if (reservation.kind !== 'held') this.drain.leave(entry);
+      return reservation;
+    } catch (error) {
+      this.drain.leave(entry);
+      throw error;
+    }
+  }
+
+  /** Forgets what this instance remembers of `scope`'s outcome (the key console expired it). */
+  evict(scope: ScopedKey): void {
+    this.cache.evict(scope);
+  }
+
+  private async reserveCounted(request: IdempotentRequest, route: ReservationRules, entry: DrainedHold): Promise<Reservation> {
     const known = this.cache.lookup(request, performance.now());
     if (known) return known;
     // Wait on the reservation of this key in flight here, if any, and on the next one while each
@@ -51,17 +75,17 @@ export class KeyReserver {
       if (learned) return learned;
       if (answer.kind === 'unknown') break;
     }
-    return this.inFlight.lead(request, () => this.reserveInDatabase(request, route));
+    return this.inFlight.lead(request, () => this.reserveInDatabase(request, route, entry));
   }
 
-  private async reserveInDatabase(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
+  private async reserveInDatabase(request: IdempotentRequest, route: ReservationRules, entry: DrainedHold): Promise<Reservation> {
     const startedAt = performance.now();
     const { scope, fingerprint } = request;
     const table = await this.table.strategy();
     if (route.mode === 'transactional') {
       const found = await reserveInTransaction(this.host, request, table, this.outcomes);
       if (found.kind !== 'held') return this.refused(found, request, startedAt);
-      return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity)) };
+      return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity), entry) };
     }
     const found = await reserveLease(this.host, request, route.leaseMs, table, this.outcomes);
     if (found.kind !== 'reserved') return this.refused(found, request, startedAt);
@@ -69,7 +93,8 @@ export class KeyReserver {
     // which any request may take the row over.
     const local = this.cache.hold(scope, fingerprint, startedAt + route.leaseMs);
     const lease = new LeaseHold(this.host, request, this.outcomes, found.token, route.leaseMs, route.renewLease, (until) => local.extend(until));
-    return { kind: 'held', hold: this.tracked(lease, request, startedAt, local) };
+    entry.stopRenewing = () => lease.stopRenewing();
+    return { kind: 'held', hold: this.tracked(lease, request, startedAt, local, entry) };
   }
 
   private refused({ expiresInMs, ...refusal }: Refusal & { expiresInMs?: number }, request: IdempotentRequest, startedAt: number): Refusal {
@@ -80,11 +105,11 @@ export class KeyReserver {
   /**
    * `hold`, keeping this instance's knowledge of its key: duplicates arriving here are answered
    * without a round trip while it is held (`held`, this instance's mark on it), and a recorded
-   * outcome is remembered for replays.
+   * outcome is remembered for replays. Its end is the end of its key's flight (`entry`).
    */
-  private tracked(hold: KeyHold, request: IdempotentRequest, startedAt: number, held: LocalHold): KeyHold {
+  private tracked(hold: KeyHold, request: IdempotentRequest, startedAt: number, held: LocalHold, entry: DrainedHold): KeyHold {
     const { scope, fingerprint, ttlMs } = request;
-    const cache = this.cache;
+    const { cache, drain } = this;
     return {
       get handle() {
         return hold.handle;
@@ -100,6 +125,7 @@ export class KeyReserver {
           return completion;
         } finally {
           held.end();
+          drain.leave(entry);
         }
       },
       async release(keepWrites) {
@@ -107,6 +133,7 @@ export class KeyReserver {
           await hold.release(keepWrites);
         } finally {
           held.end();
+          drain.leave(entry);
         }
       },
     };

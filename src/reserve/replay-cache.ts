@@ -1,4 +1,4 @@
-import type { ReplayCacheOptions } from '../options/module-options.js';
+import type { ReplayCacheLimits } from '../options/settings.js';
 import type { ScopedKey } from '../parse/scoped-key.js';
 import type { StoredResponse } from '../response/stored-response.js';
 import type { Refusal } from './reservation.js';
@@ -35,7 +35,7 @@ export class ReplayCache {
   private readonly inFlight = new Map<string, InFlight>();
   private bytes = 0;
 
-  constructor(private readonly limits: Required<ReplayCacheOptions> | false) {}
+  constructor(private readonly limits: ReplayCacheLimits | false) {}
 
   /**
    * What is known here about the request's scope at `now`, or `undefined` when PostgreSQL must be
@@ -80,9 +80,10 @@ export class ReplayCache {
     };
   }
 
-  /** Remembers a completed outcome until `expiresAt`. */
+  /** Remembers a completed outcome until `expiresAt`, and no longer than `maxAgeMs` from now. */
   remember(scope: ScopedKey, fingerprint: Buffer, response: StoredResponse, expiresAt: number): void {
     if (!this.limits) return;
+    expiresAt = Math.min(expiresAt, performance.now() + this.limits.maxAgeMs);
     const id = scope.text;
     const bytes = response.body.length + response.headers.reduce((sum, [n, v]) => sum + n.length + v.length, 0) + 128;
     if (bytes > this.limits.maxBytes / 4) return;
@@ -95,6 +96,12 @@ export class ReplayCache {
       if (this.completed.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
       this.forget(oldest, entry);
     }
+  }
+
+  /** Drops what is remembered of `scope`'s outcome (the key was expired from outside). */
+  evict(scope: ScopedKey): void {
+    const entry = this.completed.get(scope.text);
+    if (entry) this.forget(scope.text, entry);
   }
 
   private forget(id: string, entry: Completed): void {

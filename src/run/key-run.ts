@@ -11,6 +11,8 @@ import type { OutcomeRecorder } from '../record/outcome-recorder.js';
 import { withProblemHeaders } from '../response/problem-headers.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
 import { executionContext, type IdempotentExecution } from '../hosts/execution-context.js';
+import type { IdempotencyTelemetry } from '../telemetry/idempotency-telemetry.js';
+import type { OtelSpan } from '../telemetry/open-telemetry.js';
 
 /**
  * How long a run whose client went away waits, once its handler settled, for the response to
@@ -52,6 +54,8 @@ export class KeyRun {
   private markSettled!: () => void;
   /** What the handler's code finds in `executionContext`. */
   private readonly execution: IdempotentExecution;
+  /** The `idempotency.run` span, while the handler runs (tracing on). */
+  private span?: OtelSpan;
 
   constructor(
     private readonly route: RouteSettings,
@@ -59,6 +63,7 @@ export class KeyRun {
     request: IdempotentRequest,
     /** What the handler's error says of the database (the host's `failureOf`). */
     private readonly failureOf: (error: unknown) => DatabaseFailure | undefined,
+    private readonly telemetry?: IdempotencyTelemetry,
   ) {
     this.settled = new Promise<void>((resolve) => (this.markSettled = resolve));
     const { hold } = recorder;
@@ -97,8 +102,10 @@ export class KeyRun {
       outcome.error(error);
     };
     const { hold } = this.recorder;
-    subscription = executionContext
-      .run(this.execution, () => hold.enterHandler(() => next.handle(), this.settled))
+    const { telemetry } = this;
+    this.span = telemetry?.start('run', this.route.handler, this.route.mode);
+    const handled = () => executionContext.run(this.execution, () => hold.enterHandler(() => next.handle(), this.settled));
+    subscription = (this.span ? telemetry!.within(this.span, handled) : handled())
       .subscribe({
         next: (value) => {
           if (stopped) return;
@@ -132,6 +139,7 @@ export class KeyRun {
   private handlerSettled(failed: boolean): void {
     const state = this.state;
     this.markSettled();
+    if (this.span) this.telemetry!.end(this.span, undefined, failed ? 'the handler failed' : undefined);
     if (state.kind === 'running') {
       this.state = { kind: 'settled', failed };
     } else if (state.kind === 'answered') {

@@ -74,6 +74,7 @@ export function prismaDemoModule(config: DemoConfig & { databaseUrl: string }): 
           lease: config.leaseSeconds * 1000,
           renewLease: config.leaseRenewal,
           storage: config.storage,
+          drainTimeout: config.drainTimeoutMs,
           ...(config.replayCache === false && { replayCache: false }),
         }),
       }),

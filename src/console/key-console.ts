@@ -1,0 +1,132 @@
+import type { Statement, StatementResult } from '../hosts/database-host.js';
+import { type KeyStorage, scopeKey } from '../parse/scoped-key.js';
+import { COUNT_BY_STATE, EXPIRE_KEY, IN_PROGRESS, KEY_ROWS } from './key-console.sql.js';
+
+/** One key's row as a console shows it: no stored body, no stored header. */
+export interface KeyReport {
+  /** `METHOD /path` (a digest with `storage.keys: 'digest'`). */
+  endpoint: string;
+  state: 'in_progress' | 'completed';
+  /** The request's SHA-256, hex. */
+  fingerprint: string;
+  /** The stored answer's status code (`null` while in progress). */
+  status: number | null;
+  createdAt: string;
+  expiresAt: string;
+  /** A lease's end (lease mode), else `null`. */
+  lockedUntil: string | null;
+  ageMs: number;
+  /** Past its ttl (or an ended lease past it): the next request with the key runs. */
+  expired: boolean;
+}
+
+/** A key in progress, with the columns that name it (digests with `storage.keys: 'digest'`). */
+export interface InProgressKey extends KeyReport {
+  key: string;
+  caller: string;
+}
+
+/** How many rows there are in one state. */
+export interface StateCount {
+  state: 'in_progress' | 'completed';
+  expired: boolean;
+  rows: number;
+}
+
+/** Which key, as support knows it: the caller's id and the client's key, and the endpoint where it matters. */
+export interface KeyQuery {
+  caller: string;
+  key: string;
+  /** `METHOD /path`, as the endpoint is stored (`POST /payments`). */
+  endpoint?: string;
+}
+
+/** A key the console was asked about that does not make sense: it names the problem for the person who typed it. */
+export class KeyConsoleInputError extends Error {
+  override readonly name = 'KeyConsoleInputError';
+}
+
+/** What a console runs its statements with. */
+export type RunStatement = (statement: Statement) => Promise<StatementResult>;
+
+/** A key of this length or made of other bytes could never have been stored. */
+const STORABLE_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * The key console's work, on any way of running a statement (`IdempotencyKeyConsole` runs it on
+ * the module's host; the CLI on a client of its own): look a key up, list keys in progress, expire
+ * one key, count rows by state. Keys and callers are turned into the row's columns as `storage`
+ * writes them, so the console works on digested tables too.
+ */
+export class KeyConsole {
+  constructor(
+    private readonly run: RunStatement,
+    private readonly storage: KeyStorage,
+  ) {}
+
+  /** The rows of a caller's key (one per endpoint it was used on). */
+  async lookup(query: KeyQuery): Promise<KeyReport[]> {
+    const { key, caller, endpoint } = this.rowOf(query);
+    const { rows } = await this.run([KEY_ROWS, [key, caller, endpoint ?? null]]);
+    return rows.map(report);
+  }
+
+  /** Lease-mode keys in progress since longer than `olderThanMs`, the oldest first. */
+  async inProgress(olderThanMs: number, limit = 100): Promise<InProgressKey[]> {
+    if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) throw new KeyConsoleInputError(`a duration must be 0 ms or more, got ${olderThanMs}`);
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new KeyConsoleInputError(`a limit must be a positive integer, got ${limit}`);
+    const { rows } = await this.run([IN_PROGRESS, [olderThanMs, limit]]);
+    return rows.map((row) => ({ key: row.key, caller: row.caller, ...report(row) }));
+  }
+
+  /**
+   * Expires one key now, so that its next request runs (a completed key: its outcome is no longer
+   * replayed; a lease in progress: it can be taken over at once, even while its holder still
+   * runs). Without `endpoint`, the key must have a row on one endpoint only. Returns the row.
+   */
+  async expire(query: KeyQuery): Promise<KeyReport> {
+    const found = await this.lookup(query);
+    if (found.length === 0) throw new KeyConsoleInputError(`no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`);
+    if (found.length > 1 && query.endpoint === undefined) {
+      throw new KeyConsoleInputError(`the key has rows on ${found.length} endpoints (${found.map((row) => row.endpoint).join(', ')}): name one with its endpoint`);
+    }
+    const { key, caller } = this.rowOf(query);
+    const { rows } = await this.run([EXPIRE_KEY, [key, caller, found[0]!.endpoint]]);
+    if (rows.length === 0) throw new KeyConsoleInputError(`the key's row was gone before it could be expired (swept or taken over)`);
+    return report(rows[0]);
+  }
+
+  /** How many rows the table holds, by state and whether they expired. */
+  async counts(): Promise<StateCount[]> {
+    const { rows } = await this.run([COUNT_BY_STATE, []]);
+    return rows.map((row) => ({ state: row.state, expired: row.expired, rows: Number(row.rows) }));
+  }
+
+  /** The query's key, caller and endpoint as the rows store them. */
+  private rowOf({ key, caller, endpoint }: KeyQuery): { key: string; caller: string; endpoint?: string } {
+    if (typeof key !== 'string' || !STORABLE_KEY.test(key)) {
+      throw new KeyConsoleInputError(`a key is 1 to 255 printable ASCII characters, got ${JSON.stringify(key)}`);
+    }
+    if (typeof caller !== 'string') throw new KeyConsoleInputError('a caller is the id the app resolves for the request (\'\' for the shared scope)');
+    if (endpoint !== undefined && !/^[A-Z]+ \S/.test(endpoint) && !endpoint.startsWith('sha256:')) {
+      throw new KeyConsoleInputError(`an endpoint is METHOD /path, as stored (POST /payments), got ${JSON.stringify(endpoint)}`);
+    }
+    const row = scopeKey(key, caller, endpoint ?? '', this.storage).row;
+    const storedEndpoint = endpoint === undefined || endpoint.startsWith('sha256:') ? endpoint : row.endpoint;
+    return { key: row.key, caller: row.caller, endpoint: storedEndpoint };
+  }
+}
+
+function report(row: Record<string, any>): KeyReport {
+  return {
+    endpoint: row.endpoint,
+    state: row.state,
+    fingerprint: row.fingerprint,
+    status: row.status,
+    createdAt: new Date(row.created_at).toISOString(),
+    expiresAt: new Date(row.expires_at).toISOString(),
+    lockedUntil: row.locked_until ? new Date(row.locked_until).toISOString() : null,
+    ageMs: Number(row.age_ms),
+    expired: row.expired,
+  };
+}

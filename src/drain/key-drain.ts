@@ -1,0 +1,75 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+
+/** What the drain reads of the module's settings (`IdempotencySettings` has it). */
+interface DrainSettings {
+  /** How long keys in flight may take to finish once the drain began. */
+  readonly drainTimeoutMs: number;
+}
+
+/** A key held in this process, as the drain sees it: lease mode's stops renewing once the bound passed. */
+export interface DrainedHold {
+  stopRenewing?(): void;
+}
+
+const logger = new Logger('Idempotency');
+
+/**
+ * The graceful drain: once the app begins to shut down (`app.close()`, or SIGTERM with
+ * `enableShutdownHooks()`), no key is taken any more (the interceptor answers 503
+ * `shutting-down`, a message is delivered again later), and the shutdown waits, up to
+ * `drainTimeout`, until every key this process holds or is reserving has been recorded or
+ * released. It runs in `onModuleDestroy`, before any pool closes and while the HTTP server still
+ * answers. What is left at the bound is left to the rest of the shutdown: a key's transaction whose
+ * connection closes without a COMMIT is rolled back (its key free, its writes gone), and a lease
+ * stops renewing, so that it ends as a crashed holder's lease does (a lease's effect may be under
+ * way: it is never released early).
+ */
+@Injectable()
+export class KeyDrain implements OnModuleDestroy {
+  private draining = false;
+  /** Reservations under way and holds not yet ended. */
+  private readonly inFlight = new Set<DrainedHold>();
+  private idle?: () => void;
+
+  constructor(@Inject(IDEMPOTENCY_SETTINGS) private readonly settings: DrainSettings) {}
+
+  /** Whether new keys are refused. */
+  get refusing(): boolean {
+    return this.draining;
+  }
+
+  /** How many keys are in flight in this process. */
+  get size(): number {
+    return this.inFlight.size;
+  }
+
+  /** A key enters (its reservation begins); `leave()` it once it is recorded, released, or refused. */
+  enter(hold: DrainedHold = {}): DrainedHold {
+    this.inFlight.add(hold);
+    return hold;
+  }
+
+  leave(hold: DrainedHold): void {
+    if (this.inFlight.delete(hold) && this.inFlight.size === 0) this.idle?.();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.draining = true;
+    if (this.inFlight.size === 0) return;
+    const count = this.inFlight.size;
+    logger.log(`draining: waiting up to ${this.settings.drainTimeoutMs} ms for ${count} key(s) in flight`);
+    const abort = new AbortController();
+    const idle = new Promise<'idle'>((resolve) => (this.idle = () => resolve('idle')));
+    const outcome = await Promise.race([idle, sleep(this.settings.drainTimeoutMs, 'bound' as const, { signal: abort.signal }).catch(() => 'idle' as const)]);
+    abort.abort();
+    this.idle = undefined;
+    if (outcome === 'idle') return;
+    logger.warn(
+      `draining: ${this.inFlight.size} key(s) still in flight after ${this.settings.drainTimeoutMs} ms; a key transaction is rolled back ` +
+        'when its connection closes, and a lease stops renewing and ends by itself',
+    );
+    for (const hold of this.inFlight) hold.stopRenewing?.();
+  }
+}
