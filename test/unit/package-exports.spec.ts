@@ -15,6 +15,12 @@ describe('the package exports (built by npm test before Jest runs)', () => {
     ['import', 'nestjs-pg-idempotency/client', 'IdempotentClient'],
     ['require', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
     ['import', 'nestjs-pg-idempotency/swagger', 'ApiIdempotent'],
+    ['require', 'nestjs-pg-idempotency/swagger', 'createIdempotentDocument'],
+    ['import', 'nestjs-pg-idempotency/swagger', 'createIdempotentDocument'],
+    ['require', 'nestjs-pg-idempotency/terminus', 'IdempotencyHealthIndicator'],
+    ['import', 'nestjs-pg-idempotency/terminus', 'IdempotencyHealthIndicator'],
+    ['require', 'nestjs-pg-idempotency', 'IdempotencyKeyConsole'],
+    ['import', 'nestjs-pg-idempotency', 'IdempotencyResealer'],
     ['require', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
     ['import', 'nestjs-pg-idempotency/cls', 'IdempotentTransactionalAdapterTypeOrm'],
     ['require', 'nestjs-pg-idempotency/drizzle', 'IdempotentDrizzle'],
@@ -37,6 +43,13 @@ describe('the package exports (built by npm test before Jest runs)', () => {
       .filter((file) => file.endsWith('.js') && readFileSync(join('dist', build, file), 'utf8').includes('@nestjs/swagger'))
       .map((file) => file.split(/[\\/]/)[0]);
     expect(new Set(importers.filter((folder) => folder !== 'demo'))).toEqual(new Set(['swagger']));
+  });
+
+  it.each(['esm', 'cjs'])('in the %s build only the terminus entry imports @nestjs/terminus, and only telemetry names @opentelemetry/api (loaded at bootstrap, when installed)', (build) => {
+    const files = (readdirSync(join('dist', build), { recursive: true }) as string[]).filter((file) => file.endsWith('.js'));
+    const naming = (name: string) => new Set(files.filter((file) => readFileSync(join('dist', build, file), 'utf8').includes(name)).map((file) => file.split(/[\\/]/)[0]));
+    expect(naming('@nestjs/terminus')).toEqual(new Set(['terminus']));
+    expect(naming('@opentelemetry/api')).toEqual(new Set(['telemetry']));
   });
 
   it.each(['esm', 'cjs'])('in the %s build only the cls entry (and the demo) import nestjs-cls and @nestjs-cls/* (optional peers)', (build) => {
