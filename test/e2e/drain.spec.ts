@@ -71,7 +71,9 @@ describe.each(HTTP_PLATFORMS)('the graceful drain, on %s (two demo processes, SI
       const seen = new Set(trails.flatMap((trail) => trail.seen));
       for (const answer of seen) expect(['201', '409 key-in-use', '503 shutting-down', 'connection ECONNREFUSED', 'connection ECONNRESET']).toContain(answer);
       expect(seen.has('503 shutting-down')).toBe(true);
-      expect(first.output()).toContain('draining: waiting up to 20000 ms for 10 key(s) in flight');
+      // The ten, and any later client that reached it before the signal did.
+      const drained = /draining: waiting up to 20000 ms for (\d+) key\(s\) in flight/.exec(first.output());
+      expect(Number(drained?.[1])).toBeGreaterThanOrEqual(10);
     } finally {
       await Promise.all([first.kill(), second.kill()]);
     }
