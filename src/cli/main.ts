@@ -48,7 +48,10 @@ async function main(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   const [group, command] = positionals;
-  if (values.help || group === undefined) return print(USAGE), values.help ? EXIT.ok : EXIT.usage;
+  if (values.help || group === undefined) {
+    print(USAGE);
+    return values.help ? EXIT.ok : EXIT.usage;
+  }
   if (group !== 'keys' || !['get', 'in-progress', 'expire', 'count'].includes(command ?? '')) {
     return fail(EXIT.usage, `unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
   }
