@@ -147,6 +147,9 @@ try {
     if (sql.trim() !== 'true') throw new Error('the shipped SQL migration did not resolve');
     const shipped = readdirSync(join(dir, 'node_modules/nestjs-pg-idempotency/migrations'));
     if (shipped.some((name) => !name.endsWith('.sql'))) throw new Error(`migrations/ ships ${shipped.join(', ')}`);
+    // The key console's CLI, as a user runs it from the app's folder.
+    const counts = run('npx', ['--no-install', 'nestjs-pg-idempotency', 'keys', 'count'], dir, { ...process.env, DATABASE_URL: database.url });
+    if (!/^STATE\s+EXPIRED\s+ROWS/.test(counts)) throw new Error(`npx nestjs-pg-idempotency keys count printed: ${counts}`);
   }
   console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app, an ESM NestJS 12 / TypeORM 1 app, one with @nestjs-cls/transactional, one with Drizzle and one with Prisma, both with no TypeORM');
 } catch (error) {
