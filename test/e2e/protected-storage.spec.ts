@@ -383,10 +383,13 @@ describe('a message consumer on protected storage', () => {
   });
 });
 
-/** `pg_dump` of idempotency_keys' data; where this pg_dump is older than the server, the same rows as COPY prints them. */
+/**
+ * `pg_dump` of idempotency_keys' data (with its partitions, on the partitioned table); where this
+ * pg_dump is older than the server, the same rows as COPY prints them.
+ */
 async function pgDump(): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)('pg_dump', ['--data-only', '--table=idempotency_keys', databaseUrl()], { maxBuffer: 256 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)('pg_dump', ['--data-only', '--table=idempotency_keys*', databaseUrl()], { maxBuffer: 256 * 1024 * 1024 });
     return stdout;
   } catch (error) {
     if (!/server version mismatch|ENOENT/.test(String((error as Error).message))) throw error;
