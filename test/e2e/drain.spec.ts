@@ -1,8 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { HTTP_PLATFORMS } from '../support/apps.js';
-import { handlerBackends, sql } from '../support/database.js';
+import { handlerBackends, keyLockHolders, sql, until } from '../support/database.js';
 import { newCaller, newKey, send, validPayment, type Answer } from '../support/http.js';
-import { type DemoProcess, startDemoProcess } from '../support/processes.js';
+import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
 /** What one client saw of one key, first try to last. */
 interface Trail {
@@ -17,7 +16,8 @@ const describeAnswer = (answer: Answer) => (answer.json?.type ? `${answer.status
 /**
  * A client that pays once with `key`: first on `first`, and, when that instance answers 503 or
  * drops the connection (it is shutting down), on `second`, as a load balancer would send the
- * retry; a 409 is retried after a moment. Every answer is kept in the trail.
+ * retry at once; a 409 is retried once the key's holder has ended (its lock is free). Every
+ * answer is kept in the trail.
  */
 async function payWithRetries(key: string, caller: string, first: DemoProcess, second: DemoProcess): Promise<Trail> {
   const trail: Trail = { key, seen: [] };
@@ -35,8 +35,8 @@ async function payWithRetries(key: string, caller: string, first: DemoProcess, s
     trail.last = answer;
     if (answer.status === 201) return trail;
     if (answer.status === 503) target = second;
-    else if (answer.status !== 409) return trail;
-    await sleep(100);
+    else if (answer.status === 409) await until(async () => (await keyLockHolders(key, caller, 'POST /payments')) === 0, "the key's holder to end");
+    else return trail;
   }
   return trail;
 }
@@ -44,26 +44,31 @@ async function payWithRetries(key: string, caller: string, first: DemoProcess, s
 describe.each(HTTP_PLATFORMS)('the graceful drain, on %s (two demo processes, SIGTERM under load)', (platform) => {
   it('keys in flight at SIGTERM finish on the first instance; new ones get 503 shutting-down and go to the second: 0 lost, 0 doubled, no other 5xx', async () => {
     const env = { DEMO_PLATFORM: platform, DEMO_LATENCY_MS: '1500', IDEMPOTENCY_DRAIN_TIMEOUT_MS: '20000' };
-    const [first, second] = await Promise.all([startDemoProcess(env), startDemoProcess({ ...env, DEMO_LATENCY_MS: '0' })]);
+    const [first, second] = await Promise.all([startDemoProcess(env), startDemoProcess({ ...env, DEMO_LATENCY_MS: '100' })]);
     const caller = newCaller();
     try {
       // Ten payments in flight on the first instance: written, inside their handlers.
       const inFlight = Array.from({ length: 10 }, () => payWithRetries(newKey(), caller, first, second));
       await handlerBackends(10);
-      const exited = first.stop();
-      // Then more clients, one every 25 ms, while it drains and after it closed.
-      const later: Promise<Trail>[] = [];
-      for (let i = 0; i < 40; i++) {
-        later.push(payWithRetries(newKey(), caller, first, second));
-        await sleep(25);
-      }
-      const trails = await Promise.all([...inFlight, ...later]);
+      let closed = false;
+      const exited = first.stop().finally(() => (closed = true));
+      // Then more clients on four lanes, each starting when its lane's last one has its payment,
+      // while the first instance drains and until two more after it closed (15 a lane at most).
+      const lane = async (): Promise<Trail[]> => {
+        const trails: Trail[] = [];
+        for (let afterClose = 0; trails.length < 15 && afterClose < 2; afterClose += closed ? 1 : 0) {
+          trails.push(await payWithRetries(newKey(), caller, first, second));
+        }
+        return trails;
+      };
+      const later = (await Promise.all([lane(), lane(), lane(), lane()])).flat();
+      const trails = [...(await Promise.all(inFlight)), ...later];
       expect(await exited).toBe(0);
 
       // Every client ended with its payment, and every payment was made exactly once.
       expect(trails.filter((trail) => trail.last?.status !== 201)).toEqual([]);
       const payments = await sql<{ id: string }>('SELECT id FROM payments WHERE caller = $1', [caller]);
-      expect(payments).toHaveLength(50);
+      expect(payments).toHaveLength(trails.length);
       expect(new Set(trails.map((trail) => trail.last!.json.id))).toEqual(new Set(payments.map(({ id }) => id)));
       // The keys in flight finished where they started: a first execution, no retry needed.
       for (const trail of await Promise.all(inFlight)) expect(trail.seen).toEqual(['201']);
@@ -88,7 +93,7 @@ describe.each(HTTP_PLATFORMS)('the graceful drain, on %s (two demo processes, SI
       await handlerBackends(1);
       const exited = app.stop();
       // The drain has begun once its log line is out; the HTTP server still answers.
-      for (const deadline = Date.now() + 10_000; !app.output().includes('draining:') && Date.now() < deadline; ) await sleep(10);
+      await waitFor('the drain to begin', async () => app.output().includes('draining:'));
       const refusedKey = newKey();
       const refused = await send(`${app.url}/payments`, { key: refusedKey, caller: `${caller}-refused`, body: validPayment });
       expect(refused.status).toBe(503);
