@@ -41,7 +41,7 @@ export { DIGEST_IDEMPOTENCY_KEYS } from './migrations/digest-idempotency-keys.sc
 export { IdempotencyResealer, type ResealOptions, type ResealReport } from './reseal/idempotency-resealer.js';
 export { UnreadableOutcomeError } from './protect/unreadable-outcome.error.js';
 export { IdempotencyKeyConsole } from './console/idempotency-key-console.js';
-export { type InProgressKey, KeyConsoleInputError, type KeyQuery, type KeyReport, type StateCount } from './console/key-console.js';
+export { type InProgressKey, KeyConsoleInputError, KeyNotFoundError, type KeyQuery, type KeyReport, type StateCount } from './console/key-console.js';
 export type { KeyStorage } from './parse/scoped-key.js';
 export { IdempotentMessage } from './message/idempotent-message.decorator.js';
 export type { IdempotentMessageOptions } from './message/message-options.js';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { KeyConsole, KeyConsoleInputError } from '../console/key-console.js';
+import { KeyConsole, KeyConsoleInputError, KeyNotFoundError } from '../console/key-console.js';
 import { toMilliseconds, type Duration } from '../options/duration.js';
 import type { KeyStorage } from '../parse/scoped-key.js';
 import { countRows, inProgressRows, keyRows } from './key-output.js';
@@ -87,9 +87,7 @@ async function main(argv: string[]): Promise<number> {
         return EXIT.ok;
       }
       case 'expire': {
-        const query = keyQuery(values);
-        if ((await keys.lookup(query)).length === 0) return fail(EXIT.notFound, `no row for key ${JSON.stringify(values.key)} of caller ${JSON.stringify(values.caller)}`);
-        const row = await keys.expire(query);
+        const row = await keys.expire(keyQuery(values));
         print(json ? JSON.stringify(row, null, 2) : `expired: the next request with this key runs\n${keyRows([row])}`);
         return EXIT.ok;
       }
@@ -100,6 +98,7 @@ async function main(argv: string[]): Promise<number> {
       }
     }
   } catch (error) {
+    if (error instanceof KeyNotFoundError) return fail(EXIT.notFound, error.message);
     if (error instanceof KeyConsoleInputError || error instanceof UsageError) return fail(EXIT.usage, error.message);
     const code = (error as { code?: string }).code;
     if (code === '42P01') return fail(EXIT.database, 'the database has no idempotency_keys table: run the migration (docs/operations.md)');

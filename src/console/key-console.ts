@@ -43,7 +43,12 @@ export interface KeyQuery {
 
 /** A key the console was asked about that does not make sense: it names the problem for the person who typed it. */
 export class KeyConsoleInputError extends Error {
-  override readonly name = 'KeyConsoleInputError';
+  override readonly name: string = 'KeyConsoleInputError';
+}
+
+/** The key the console was asked to change has no row (never recorded, swept, or a table with digested keys asked in clear). */
+export class KeyNotFoundError extends KeyConsoleInputError {
+  override readonly name = 'KeyNotFoundError';
 }
 
 /** What a console runs its statements with. */
@@ -86,7 +91,7 @@ export class KeyConsole {
    */
   async expire(query: KeyQuery): Promise<KeyReport> {
     const found = await this.lookup(query);
-    if (found.length === 0) throw new KeyConsoleInputError(`no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`);
+    if (found.length === 0) throw new KeyNotFoundError(`no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`);
     if (found.length > 1 && query.endpoint === undefined) {
       throw new KeyConsoleInputError(`the key has rows on ${found.length} endpoints (${found.map((row) => row.endpoint).join(', ')}): name one with its endpoint`);
     }

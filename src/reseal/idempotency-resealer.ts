@@ -1,8 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { createHash } from 'node:crypto';
-import { KEY_DIGEST_PREFIX, type KeyStorage, keyDigest } from '../parse/scoped-key.js';
+import { KEY_DIGEST_PREFIX, type KeyStorage, scopeKey } from '../parse/scoped-key.js';
 import type { OutcomeOwner, StoredOutcomes } from '../protect/stored-outcomes.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { RESEAL_BATCH, UNSEALED_BATCH } from './reseal.sql.js';
@@ -108,6 +107,6 @@ export class IdempotencyResealer {
     if (this.settings.keyStorage === 'digest' && caller === '' && key.startsWith(KEY_DIGEST_PREFIX) && endpoint.startsWith(KEY_DIGEST_PREFIX)) {
       return { digest: Buffer.from(key.slice(KEY_DIGEST_PREFIX.length), 'hex'), endpointDigest: Buffer.from(endpoint.slice(KEY_DIGEST_PREFIX.length), 'hex') };
     }
-    return { digest: keyDigest(key, caller), endpointDigest: createHash('sha256').update(endpoint, 'utf8').digest() };
+    return scopeKey(key, caller, endpoint);
   }
 }

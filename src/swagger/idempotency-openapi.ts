@@ -1,5 +1,4 @@
 import { PROBLEM_CONTENT_TYPE, ProblemType } from '../problems.js';
-import { REPLAYED_HEADER } from '../idempotency.constants.js';
 
 /** The `Idempotency-Key` request header, as an OpenAPI parameter (without `in`, as `@ApiHeader()` takes it). */
 export function keyHeader(required: boolean) {
@@ -13,14 +12,11 @@ export function keyHeader(required: boolean) {
   };
 }
 
-/** The header a replay carries, on a success response. */
+/** The header a replay carries (`REPLAYED_HEADER`), on a success response. */
 export const REPLAYED_RESPONSE_HEADER = {
   description: 'Present, with the value `true`, when this answer is the replay of an earlier request with the same Idempotency-Key.',
   schema: { type: 'string', enum: ['true'] },
 };
-
-/** The name of {@link REPLAYED_RESPONSE_HEADER}. */
-export const REPLAYED_HEADER_NAME = REPLAYED_HEADER;
 
 const RETRY_AFTER = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },

@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DECORATORS, type OpenAPIObject, type SwaggerDocumentOptions, SwaggerModule } from '@nestjs/swagger';
+import { REPLAYED_HEADER } from '../idempotency.constants.js';
 import { IdempotentRoutes } from '../options/idempotent-routes.js';
 import { PATH_METADATA } from '../route-check/nest-route-metadata.js';
 import { API_IDEMPOTENT, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
@@ -8,7 +9,6 @@ import {
   keyHeader,
   PROBLEM_RESPONSES,
   problemResponse,
-  REPLAYED_HEADER_NAME,
   REPLAYED_RESPONSE_HEADER,
   withModuleDescription,
 } from './idempotency-openapi.js';
@@ -106,8 +106,8 @@ function documentOperation(operation: Operation, required: boolean, status: numb
   }
   if (!Object.keys(responses).some((code) => /^2/.test(code))) responses[status] = { description: '' };
   for (const [code, response] of Object.entries(responses)) {
-    if (/^2/.test(code) && !response.headers?.[REPLAYED_HEADER_NAME]) {
-      response.headers = { ...response.headers, [REPLAYED_HEADER_NAME]: REPLAYED_RESPONSE_HEADER };
+    if (/^2/.test(code) && !response.headers?.[REPLAYED_HEADER]) {
+      response.headers = { ...response.headers, [REPLAYED_HEADER]: REPLAYED_RESPONSE_HEADER };
     }
   }
 }

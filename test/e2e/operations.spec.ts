@@ -120,6 +120,9 @@ describe('npx nestjs-pg-idempotency keys (the CLI, spawned as a user runs it)', 
     const missing = await cli(['keys', 'get', '--caller', caller, '--key', newKey()]);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain('no row for key');
+    const expireMissing = await cli(['keys', 'expire', '--caller', caller, '--key', newKey()]);
+    expect(expireMissing.code).toBe(3);
+    expect(expireMissing.stderr).toContain('no row for key');
   });
 
   it('count and in-progress print tables; expire makes the next request run', async () => {
