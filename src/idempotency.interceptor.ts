@@ -2,7 +2,7 @@ import { type CallHandler, type ExecutionContext, Inject, Injectable, Logger, ty
 import type { ServerResponse } from 'node:http';
 import { type Observable, of } from 'rxjs';
 import { IdempotencyEvents } from './events/idempotency-events.js';
-import { KeyDrain } from './drain/key-drain.js';
+import { ShuttingDownError } from './drain/key-drain.js';
 import { DatabaseHost } from './hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { IdempotentRoutes } from './options/idempotent-routes.js';
@@ -61,7 +61,6 @@ export class IdempotencyInterceptor implements NestInterceptor {
     private readonly reserver: KeyReserver,
     private readonly events: IdempotencyEvents,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
-    private readonly drain: KeyDrain,
     private readonly retryAfter: RetryAfterEstimate,
     private readonly telemetry: IdempotencyTelemetry,
   ) {}
@@ -115,17 +114,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /**
-   * The key reserved, in the `idempotency.reserve` span: refused while the app drains, and in wait
-   * mode waited for while another request holds it.
+   * The key reserved, in the `idempotency.reserve` span, and in wait mode waited for while another
+   * request holds it.
    */
   private async reserveTraced(idempotent: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
     const span = this.telemetry.start('reserve', route.handler, route.mode);
     let reservation: Reservation;
     try {
-      if (this.drain.refusing) {
-        this.events.emit({ type: 'refused', handler: route.handler, reason: 'shutting-down' });
-        throw Problems.shuttingDown(route.retryAfterSeconds);
-      }
       reservation = await this.reserve(idempotent, route);
       if (reservation.kind === 'in-progress' && route.waitMs > 0) {
         reservation = await awaitTurn(() => this.reserve(idempotent, route), route.waitMs, reservation);
@@ -142,6 +137,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       return await this.reserver.reserve(request, route);
     } catch (error) {
+      if (error instanceof ShuttingDownError) {
+        this.events.emit({ type: 'refused', handler: route.handler, reason: 'shutting-down' });
+        throw Problems.shuttingDown(route.retryAfterSeconds);
+      }
       if (error instanceof UnreadableOutcomeError) {
         this.logger.error(`${route.handler}: ${error.message}; the request was answered 503 and nothing ran`);
         throw Problems.outcomeUnreadable(route.retryAfterSeconds);

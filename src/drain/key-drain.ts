@@ -15,6 +15,15 @@ export interface DrainedHold {
 
 const logger = new Logger('Idempotency');
 
+/** A key refused because the drain began: nothing was reserved, nothing ran. */
+export class ShuttingDownError extends Error {
+  override readonly name = 'ShuttingDownError';
+
+  constructor() {
+    super('the app is shutting down: no key is taken any more');
+  }
+}
+
 /**
  * The graceful drain: once the app begins to shut down (`app.close()`, or SIGTERM with
  * `enableShutdownHooks()`), no key is taken any more (the interceptor answers 503
@@ -35,18 +44,17 @@ export class KeyDrain implements OnModuleDestroy {
 
   constructor(@Inject(IDEMPOTENCY_SETTINGS) private readonly settings: DrainSettings) {}
 
-  /** Whether new keys are refused. */
-  get refusing(): boolean {
-    return this.draining;
-  }
-
   /** How many keys are in flight in this process. */
   get size(): number {
     return this.inFlight.size;
   }
 
-  /** A key enters (its reservation begins); `leave()` it once it is recorded, released, or refused. */
+  /**
+   * A key enters (its reservation begins); `leave()` it once it is recorded, released, or refused.
+   * Once the drain began, it throws `ShuttingDownError` instead.
+   */
   enter(hold: DrainedHold = {}): DrainedHold {
+    if (this.draining) throw new ShuttingDownError();
     this.inFlight.add(hold);
     return hold;
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { KeyDrain } from '../drain/key-drain.js';
+import { ShuttingDownError } from '../drain/key-drain.js';
 import { IdempotencyEvents } from '../events/idempotency-events.js';
 import { DatabaseUnavailableError, LostRaceError } from '../hosts/database-failures.js';
 import { DatabaseHost } from '../hosts/database-host.js';
@@ -32,7 +32,6 @@ export class MessageRunner {
     private readonly reserver: KeyReserver,
     private readonly events: IdempotencyEvents,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
-    private readonly drain: KeyDrain,
   ) {}
 
   async run(message: ReceivedMessage, settings: MessageSettings, handle: () => unknown): Promise<MessageOutcome> {
@@ -44,14 +43,14 @@ export class MessageRunner {
       this.events.emit({ type: 'malformed', handler, transport, reason: read.malformed });
       return { kind: 'malformed', why: read.malformed };
     }
-    if (this.drain.refusing) {
-      this.events.emit({ type: 'refused', handler, reason: 'shutting-down', transport });
-      return { kind: 'unavailable', error: new Error('the app is shutting down') };
-    }
     let reservation;
     try {
       reservation = await this.reserver.reserve(read, settings);
     } catch (error) {
+      if (error instanceof ShuttingDownError) {
+        this.events.emit({ type: 'refused', handler, reason: 'shutting-down', transport });
+        return { kind: 'unavailable', error };
+      }
       logger.error(`${handler}: reserving a message's key failed (delivered again later): ${(error as Error)?.message ?? String(error)}`);
       return { kind: 'unavailable', error };
     }

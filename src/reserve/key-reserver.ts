@@ -45,7 +45,8 @@ export class KeyReserver {
 
   /**
    * The key's reservation, counted in flight for the drain (`KeyDrain`) from its start until it is
-   * refused, or until its hold ends.
+   * refused, or until its hold ends; once the drain began, `ShuttingDownError` (each attempt of wait
+   * mode too).
    */
   async reserve(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
     const entry = this.drain.enter();
