@@ -1,7 +1,8 @@
 import { Controller, Headers, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { Idempotent } from '../../src/index.js';
+import { EventPattern } from '@nestjs/microservices';
+import { Idempotent, IdempotentMessage } from '../../src/index.js';
 
 /** Executions per key, across every app instance of this Jest process. */
 export const executions = new Map<string, number>();
@@ -45,4 +46,12 @@ export class LongTtlController {
   long(): object {
     return {};
   }
+}
+
+/** Message handlers whose ttl (3 h) is longer than any route's: the partitions must cover it too. */
+@Controller()
+export class LongTtlMessagesController {
+  @EventPattern('partitioned.long')
+  @IdempotentMessage({ ttl: '3h' })
+  long(): void {}
 }

@@ -1,14 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { DatabaseHost } from '../../src/hosts/database-host.js';
-import { IdempotencySweeper, type SweepResult } from '../../src/index.js';
+import { IdempotencySweeper, IdempotentMessages, type SweepResult } from '../../src/index.js';
 import { scopeKey } from '../../src/parse/scoped-key.js';
 import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME_PARTITIONED } from '../../src/table/record.sql.js';
 import { LOCK_KEY } from '../../src/table/reservation.sql.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
-import { executions, LongTtlController, PartitionsController } from './partitions.controller.js';
+import { executions, LongTtlController, LongTtlMessagesController, PartitionsController } from './partitions.controller.js';
 
 /** The partitions of idempotency_keys the module created, with their bounds, oldest first. */
 async function ownPartitions(): Promise<Array<{ name: string; from: Date; to: Date }>> {
@@ -42,14 +43,17 @@ async function databaseNow(): Promise<Date> {
   return now;
 }
 
-/** Whether a row expiring `offset` from now has a partition (tried in a transaction rolled back). */
+/**
+ * Whether a row expiring `offset` from now has a partition: the insert runs, then a division by zero
+ * computed from its result (never folded ahead of it) undoes it.
+ */
 async function holdsRowExpiringIn(offset: string): Promise<boolean> {
   try {
     await sql(
       `WITH probe AS (
          INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, expires_at)
          VALUES ('probe', 'probe', 'probe', '\\x00', now() + $1::interval) RETURNING 1
-       ) SELECT 1 / 0 FROM probe`,
+       ) SELECT 1 / (SELECT count(*) - 1 FROM probe)`,
       [offset],
     );
   } catch (error) {
@@ -62,6 +66,44 @@ describe('the key table partitioned by expiry', () => {
   it('is what this run migrated (npm run test:partitioned)', async () => {
     const [{ kind }] = await sql(`SELECT relkind AS kind FROM pg_class WHERE oid = 'idempotency_keys'::regclass`);
     expect(kind).toBe('p');
+  });
+
+  describe('every entry reports its ttl: the partitions cover the longest of them all', () => {
+    const { startLab } = appsOn('express');
+
+    it('bootstrap creates partitions for the longest ttl of any @IdempotentMessage() handler (3 h here, routes 1 h)', async () => {
+      await dropOwnPartitions();
+      const routesOnly = await startLab({ ttl: '1h', partitionInterval: '20m' });
+      await routesOnly.close();
+      expect(await holdsRowExpiringIn('3 hours')).toBe(false);
+      await dropOwnPartitions();
+      const lab = await startLab({ ttl: '1h', partitionInterval: '20m' }, { controllers: [LongTtlMessagesController] });
+      try {
+        expect(await holdsRowExpiringIn('3 hours')).toBe(true);
+      } finally {
+        await lab.close();
+      }
+    });
+
+    it("a message consumed with a ttl longer than any route's (5 h) runs once and is recorded, instead of being requeued forever", async () => {
+      await dropOwnPartitions();
+      const lab = await startLab({ ttl: '1h', partitionInterval: '20m' });
+      try {
+        const messages = lab.app.get(IdempotentMessages);
+        const id = randomUUID();
+        let runs = 0;
+        const message = { transport: 'test', pattern: 'partitioned.longer', id, headers: {}, data: { id }, attempt: 1 };
+        const first = await messages.consume(message, () => ++runs, { ttl: '5h' });
+        expect(first.outcome).toEqual({ kind: 'executed', reply: 1 });
+        const again = await messages.consume(message, () => ++runs, { ttl: '5h' });
+        expect(again.outcome).toEqual({ kind: 'duplicate', reply: 1 });
+        expect(runs).toBe(1);
+        const rows = await sql<{ long: boolean }>(`SELECT expires_at - now() > interval '4 hours 59 minutes' AS long FROM idempotency_keys WHERE key = $1`, [id]);
+        expect(rows).toEqual([{ long: true }]);
+      } finally {
+        await lab.close();
+      }
+    });
   });
 
   describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
