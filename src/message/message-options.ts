@@ -33,10 +33,7 @@ export interface IdempotentMessageOptions {
 /** The defaults of {@link IdempotentMessageOptions} that do not fall back to a module option. */
 export const MESSAGE_DEFAULTS = {
   key: 'message-id',
-  mode: 'transactional',
   maxAttempts: 5,
   retryDelay: '1s',
 } as const satisfies IdempotentMessageOptions;
 
-/** Longest message key, as an HTTP key's. */
-export const MAX_MESSAGE_KEY_LENGTH = 255;

@@ -1,4 +1,4 @@
-import type { CallerResolver, IdempotencyModuleOptions, IdempotentRouteOptions, StorePolicy } from './module-options.js';
+import type { CallerResolver, IdempotencyMode, IdempotencyModuleOptions, IdempotentRouteOptions, StorePolicy } from './module-options.js';
 
 /** Statuses that are retryable by nature and so never stored. */
 const TRANSIENT_4XX = new Set([408, 409, 425, 429]);
@@ -64,9 +64,11 @@ export const MODULE_DEFAULTS = {
 /** The defaults of the route options that do not fall back to a module option. */
 export const ROUTE_DEFAULTS = {
   required: true,
-  mode: 'transactional',
   wait: 0,
 } as const satisfies IdempotentRouteOptions;
+
+/** The mode of every entry's keys unless its options say otherwise. */
+export const DEFAULT_MODE = 'transactional' satisfies IdempotencyMode;
 
 /** The longest delay Node's timers take (about 24.8 days); longer ones fire at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;

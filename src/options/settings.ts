@@ -3,6 +3,7 @@ import type { KeyStorage } from '../parse/scoped-key.js';
 import type { StoredOutcomes } from '../protect/stored-outcomes.js';
 import type { Redaction } from '../response/redaction.js';
 import { type KeyFormat, keyFormatPredicate } from '../parse/key-format.js';
+import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
 import {
   aBoolean,
   aPool,
@@ -80,20 +81,16 @@ export interface IdempotencySettings {
 }
 
 /** The settings of one route: the module's, overridden by the route's, resolved once at bootstrap. */
-export interface RouteSettings {
+export interface RouteSettings extends ExecutionSettings {
   /** `Controller.method`, the route's name in events and metrics. */
   handler: string;
   required: boolean;
-  ttlMs: number;
   /** Whether a key (unquoted) has the route's accepted format. */
   acceptsKey: (key: string) => boolean;
   fingerprint?: FingerprintOption;
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
   maxResponseBytes: number;
-  mode: IdempotencyMode;
-  leaseMs: number;
-  renewLease: boolean;
   waitMs: number;
   /**
    * The route's controller routes by host (`@Controller({ host })`): the host is part of the
@@ -170,24 +167,14 @@ function routeSettings(module: IdempotencySettings, route: RouteOptionsWithDefau
   return {
     handler,
     required: aBoolean(route.required, 'required'),
-    ttlMs: route.ttl === undefined ? module.ttlMs : milliseconds(route.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
+    ...executionSettings(module, route),
     acceptsKey: keyFormatPredicate(route.keyFormat === undefined ? module.keyFormat : aKeyFormat(route.keyFormat)),
     fingerprint: aFingerprint(route.fingerprint),
     storeResponse: route.storeResponse === undefined ? module.storeResponse : aFunction(route.storeResponse, 'storeResponse'),
     retryAfterSeconds: route.retryAfterSeconds === undefined ? module.retryAfterSeconds : aPositiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
     maxResponseBytes: route.maxResponseBytes === undefined ? module.maxResponseBytes : aPositiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
-    mode: oneOf(route.mode, ['transactional', 'lease'], 'mode'),
-    leaseMs: route.lease === undefined ? module.leaseMs : milliseconds(route.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
-    renewLease: route.renewLease === undefined ? module.renewLease : aBoolean(route.renewLease, 'renewLease'),
     waitMs: milliseconds(route.wait, 'wait', { maxMs: MAX_TIMER_MS }),
     scopedByHost: controller !== undefined && Reflect.getMetadata(HOST_METADATA, controller) !== undefined,
     redaction: aRedaction(route.redact),
   };
-}
-
-/** `options` without its `undefined` fields, so that spreading it over defaults keeps them. */
-function defined<T extends object>(options: T | undefined): Partial<T> {
-  const result: Partial<T> = {};
-  for (const [name, value] of Object.entries(options ?? {})) if (value !== undefined) result[name as keyof T] = value as T[keyof T];
-  return result;
 }

@@ -1,4 +1,5 @@
 import { resolveModuleOptions, resolveRouteOptions } from '../../src/options/settings.js';
+import { resolveMessageOptions } from '../../src/message/message-settings.js';
 
 describe('the renewLease option', () => {
   it('is on by default; a module or a route can turn it off', () => {
@@ -87,5 +88,23 @@ describe('options a typo would turn into another behaviour', () => {
     expect(resolveModuleOptions({ anonymousCallers: 'shared', keyFormat: /^[a-z]+$/, caller: () => 'a', replayHeaders: ['X-Request-Id'] }).anonymousCallers).toBe('shared');
     expect(resolveRouteOptions(module, { fingerprint: ['amount', 'payer.id'], keyFormat: 'printable-ascii', mode: 'lease', required: false }).required).toBe(false);
     expect(resolveRouteOptions(module, { fingerprint: () => 1, keyFormat: (key) => key.length > 3 }).fingerprint).toEqual(expect.any(Function));
+  });
+});
+
+describe('every entry merges its options over the defaults in one way', () => {
+  const module = resolveModuleOptions({ ttl: '2h', lease: '20s' });
+
+  it('an option given as undefined falls back to its default, on a route and on a message handler alike', () => {
+    const route = resolveRouteOptions(module, { mode: undefined, ttl: undefined, lease: undefined });
+    const message = resolveMessageOptions(module, { mode: undefined, ttl: undefined, lease: undefined, maxAttempts: undefined }, 'Consumer.pay');
+    for (const settings of [route, message]) {
+      expect(settings).toMatchObject({ mode: 'transactional', ttlMs: 7_200_000, leaseMs: 20_000, renewLease: true });
+    }
+    expect(message.maxAttempts).toBe(5);
+  });
+
+  it('an invalid mode is refused on both, naming the handler', () => {
+    expect(() => resolveRouteOptions(module, { mode: 'once' as never }, 'Payments.create')).toThrow(/@Idempotent\(\) on Payments\.create: option "mode"/);
+    expect(() => resolveMessageOptions(module, { mode: 'once' as never }, 'Consumer.pay')).toThrow(/@IdempotentMessage\(\) on Consumer\.pay: option "mode"/);
   });
 });

@@ -1,0 +1,45 @@
+import { aBoolean, milliseconds, oneOf } from './checks.js';
+import { DEFAULT_MODE, MAX_LEASE_MS, MAX_TTL_MS, MIN_LEASE_MS } from './defaults.js';
+import type { Duration } from './duration.js';
+import type { IdempotencyMode } from './module-options.js';
+import type { IdempotencySettings } from './settings.js';
+
+/** What every entry's options say of how a key is held and kept: a route's, a message handler's, a call's. */
+export interface ExecutionOptions {
+  /** How long a completed key is remembered. Default: the module's `ttl`. */
+  ttl?: Duration;
+  /** `'transactional'` (the work's writes in the key's transaction) or `'lease'`. Default: `'transactional'`. */
+  mode?: IdempotencyMode;
+  /** Lease mode's lease. Default: the module's `lease`. */
+  lease?: Duration;
+  /** Lease mode: whether the lease is renewed while the work runs. Default: the module's `renewLease`. */
+  renewLease?: boolean;
+}
+
+/** {@link ExecutionOptions} over the module's settings, checked. */
+export interface ExecutionSettings {
+  ttlMs: number;
+  mode: IdempotencyMode;
+  leaseMs: number;
+  renewLease: boolean;
+}
+
+/**
+ * An entry's execution settings: each option given (not `undefined`) checked, each other the
+ * module's. Called inside the entry's `naming()`, so that an error names the handler.
+ */
+export function executionSettings(module: IdempotencySettings, options: ExecutionOptions): ExecutionSettings {
+  return {
+    ttlMs: options.ttl === undefined ? module.ttlMs : milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
+    mode: options.mode === undefined ? DEFAULT_MODE : oneOf(options.mode, ['transactional', 'lease'], 'mode'),
+    leaseMs: options.lease === undefined ? module.leaseMs : milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
+    renewLease: options.renewLease === undefined ? module.renewLease : aBoolean(options.renewLease, 'renewLease'),
+  };
+}
+
+/** `options` without its `undefined` fields, so that spreading it over defaults keeps them. */
+export function defined<T extends object>(options: T | undefined): Partial<T> {
+  const result: Partial<T> = {};
+  for (const [name, value] of Object.entries(options ?? {})) if (value !== undefined) result[name as keyof T] = value as T[keyof T];
+  return result;
+}
