@@ -22,6 +22,10 @@ import { IdempotentMessages } from './message/idempotent-messages.js';
 import { IdempotentMessageInterceptor } from './message/message.interceptor.js';
 import { MessageRunner } from './message/message-run.js';
 import { KeyTable } from './table/key-table.js';
+import { ExactlyOnce } from './core/exactly-once.js';
+import { IdempotencyService } from './core/idempotency.service.js';
+import { KeyTtls } from './core/key-ttls.js';
+import { ModuleReadiness } from './core/module-readiness.js';
 import { IdempotentRoutesExplorer } from './route-check/idempotent-routes.explorer.js';
 import { IdempotencySweeper } from './sweeper/idempotency.sweeper.js';
 import { KeyPartitions } from './sweeper/key-partitions.js';
@@ -50,6 +54,10 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
       inject: [IDEMPOTENCY_SETTINGS, ModuleRef],
     },
     IdempotentRoutes,
+    KeyTtls,
+    ModuleReadiness,
+    ExactlyOnce,
+    IdempotencyService,
     KeyTable,
     KeyReserver,
     KeyPartitions,
@@ -71,6 +79,7 @@ import { IdempotencyTransaction } from './transaction/idempotency-transaction.js
   ],
   exports: [
     IDEMPOTENCY_SETTINGS,
+    IdempotencyService,
     DatabaseHost,
     IdempotentRoutes,
     KeyReserver,

@@ -1,6 +1,9 @@
 export { IdempotencyModule } from './idempotency.module.js';
 export { Idempotent } from './idempotent.decorator.js';
 export { IdempotencyInterceptor } from './idempotency.interceptor.js';
+export { type IdempotentCall, type IdempotentCallResult, IdempotencyService } from './core/idempotency.service.js';
+export type { RunOutcome, UnavailableReason } from './core/run-outcome.js';
+export type { ExecutionOptions } from './options/execution-settings.js';
 export type {
   CallerResolver,
   DataSourceLike,

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { KeyTtls } from '../core/key-ttls.js';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import type { IdempotentRouteOptions } from './module-options.js';
 import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } from './settings.js';
@@ -13,19 +14,12 @@ import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } fro
 @Injectable()
 export class IdempotentRoutes {
   private readonly routes = new WeakMap<object, WeakMap<object, RouteSettings | null>>();
-  private longest: number;
 
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly reflector: Reflector,
-  ) {
-    this.longest = settings.ttlMs;
-  }
-
-  /** The longest ttl of the module and of the routes resolved so far (every route, after bootstrap). */
-  get longestTtlMs(): number {
-    return this.longest;
-  }
+    private readonly ttls: KeyTtls,
+  ) {}
 
   /** The route's settings; `undefined` for a handler without `@Idempotent()` (by method or by class). */
   of(controller: Function, handler: Function): RouteSettings | undefined {
@@ -36,7 +30,7 @@ export class IdempotentRoutes {
       const options = this.reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [handler, controller]);
       route = options === undefined ? null : resolveRouteOptions(this.settings, options, `${controller.name}.${handler.name}`, controller);
       routes.set(handler, route);
-      if (route && route.ttlMs > this.longest) this.longest = route.ttlMs;
+      if (route) this.ttls.note(route.ttlMs);
     }
     return route ?? undefined;
   }

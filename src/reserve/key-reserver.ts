@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
+import { ModuleReadiness } from '../core/module-readiness.js';
 import { type DrainedHold, KeyDrain } from '../drain/key-drain.js';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
@@ -38,6 +39,7 @@ export class KeyReserver {
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly table: KeyTable,
     private readonly drain: KeyDrain,
+    private readonly readiness: ModuleReadiness,
   ) {
     this.cache = new ReplayCache(settings.replayCache);
     this.outcomes = settings.outcomes;
@@ -46,9 +48,11 @@ export class KeyReserver {
   /**
    * The key's reservation, counted in flight for the drain (`KeyDrain`) from its start until it is
    * refused, or until its hold ends; once the drain began, `ShuttingDownError` (each attempt of wait
-   * mode too).
+   * mode too). Before the module is ready (the application's bootstrap), it waits for it.
    */
   async reserve(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
+    const opening = this.readiness.whenReady();
+    if (opening) await opening;
     const entry = this.drain.enter();
     try {
       const reservation = await this.reserveCounted(request, route, entry);

@@ -2,7 +2,9 @@ import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
-import { type DatabaseFailure, DatabaseUnavailableError, LostRaceError } from '../hosts/database-failures.js';
+import { keyExecution } from '../core/key-execution.js';
+import { isTransientFailure } from '../core/transient-failure.js';
+import type { DatabaseFailure } from '../hosts/database-failures.js';
 import type { RouteSettings } from '../options/settings.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import { Problems } from '../problems.js';
@@ -66,15 +68,7 @@ export class KeyRun {
     private readonly telemetry?: IdempotencyTelemetry,
   ) {
     this.settled = new Promise<void>((resolve) => (this.markSettled = resolve));
-    const { hold } = recorder;
-    // Code the handler left running (a timer, a deferred job) outlives the key's transaction: once
-    // that ended it finds no transaction here, and `IdempotencyTransaction` the DataSource's.
-    this.execution = {
-      scope: request.scope,
-      get handle() {
-        return hold.handle;
-      },
-    };
+    this.execution = keyExecution(request.scope, recorder.hold);
   }
 
   /**
@@ -205,8 +199,7 @@ export class KeyRun {
    * anything else itself.
    */
   private handlerError(raw: ServerResponse, error: unknown): unknown {
-    const failure = this.failureOf(error);
-    if (!(failure instanceof DatabaseUnavailableError) && !(failure instanceof LostRaceError)) return error;
+    if (!isTransientFailure(this.failureOf(error))) return error;
     logFailure("the handler's database work", error as Error);
     return withProblemHeaders(raw, Problems.storeUnavailable('handling', this.route.retryAfterSeconds));
   }

@@ -1,6 +1,8 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { KeyTtls } from '../core/key-ttls.js';
+import { ModuleReadiness } from '../core/module-readiness.js';
 import { IdempotencyEvents } from '../events/idempotency-events.js';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
@@ -32,7 +34,8 @@ export interface SweepResult {
 /**
  * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`; on the partitioned
  * table, creates partitions ahead and drops those wholly past instead (`KeyPartitions`), and at
- * bootstrap creates the partitions the longest ttl needs before requests are served.
+ * bootstrap creates the partitions the longest ttl needs before any key is reserved (then opens
+ * the module, `ModuleReadiness`), and again before a longer ttl's first key after bootstrap.
  * Each batch takes a PostgreSQL advisory lock for its own statement, so only one instance deletes
  * at a time, and a run that finds it taken stops (another instance is sweeping); runs never
  * overlap; shutdown waits for a run in progress to finish its batch (at most 5 s, then the batch
@@ -56,6 +59,8 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     private readonly events: IdempotencyEvents,
     private readonly table: KeyTable,
     private readonly partitions: KeyPartitions,
+    private readonly ttls: KeyTtls,
+    private readonly readiness: ModuleReadiness,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -66,7 +71,11 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
         return false;
       },
     );
-    if (partitioned) await this.partitions.prepare({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS });
+    if (partitioned) {
+      await this.partitions.prepare({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS });
+      this.ttls.extendWith(() => this.partitions.prepare({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS }));
+    }
+    this.readiness.markReady();
     if (this.settings.sweepIntervalMs <= 0) return;
     this.timer = setInterval(() => {
       if (!this.running) this.sweep().catch((error: Error) => this.logger.error(`sweep failed: ${error.message}`));

@@ -4,7 +4,7 @@ import { DatabaseFailure } from '../hosts/database-failures.js';
 import { type Bound, type SqlStatement, DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import { IdempotentRoutes } from '../options/idempotent-routes.js';
+import { KeyTtls } from '../core/key-ttls.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { type Partition, planPartitions } from './partition-plan.js';
 import { createPartitions, detachPartition, dropDetached, LIST_DETACHED, LIST_PARTITIONS, SWEEP_LOCK_TAKEN } from './partitions.sql.js';
@@ -45,7 +45,7 @@ export class KeyPartitions {
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
-    private readonly routes: IdempotentRoutes,
+    private readonly ttls: KeyTtls,
   ) {}
 
   /**
@@ -56,22 +56,22 @@ export class KeyPartitions {
    */
   async prepare(bound: Bound): Promise<void> {
     const { partitionIntervalMs } = this.settings;
-    const needed = Math.ceil(this.routes.longestTtlMs / partitionIntervalMs) + 2;
+    const needed = Math.ceil(this.ttls.longestMs / partitionIntervalMs) + 2;
     if (needed > MAX_PARTITIONS) {
       throw new IdempotencyConfigurationError(
-        `partitionInterval (${partitionIntervalMs} ms) is too short for the longest ttl (${this.routes.longestTtlMs} ms): it needs ` +
+        `partitionInterval (${partitionIntervalMs} ms) is too short for the longest ttl (${this.ttls.longestMs} ms): it needs ` +
           `${needed} partitions, and every lookup reads each of them; set partitionInterval to at least ` +
-          `${Math.ceil(this.routes.longestTtlMs / (MAX_PARTITIONS - 2))} ms`,
+          `${Math.ceil(this.ttls.longestMs / (MAX_PARTITIONS - 2))} ms`,
       );
     }
     const deadline = Date.now() + PREPARE_WITHIN_MS;
     for (;;) {
       await this.maintain(bound, false);
       const { nowMs, partitions } = await this.list(bound);
-      if (planPartitions(partitions, nowMs, this.settings.partitionIntervalMs, this.routes.longestTtlMs).create.length === 0) return;
+      if (planPartitions(partitions, nowMs, this.settings.partitionIntervalMs, this.ttls.longestMs).create.length === 0) return;
       if (Date.now() > deadline) {
         throw new IdempotencyConfigurationError(
-          `the partitions of idempotency_keys for the next ${this.routes.longestTtlMs} ms are still missing after ${PREPARE_WITHIN_MS} ms: ` +
+          `the partitions of idempotency_keys for the next ${this.ttls.longestMs} ms are still missing after ${PREPARE_WITHIN_MS} ms: ` +
             `another instance held the sweep lock, or open transactions on the table held its lock, all that time`,
         );
       }
@@ -86,7 +86,7 @@ export class KeyPartitions {
   async maintain(bound: Bound, drop = true): Promise<PartitionsMaintained> {
     const intervalMs = this.settings.partitionIntervalMs;
     const { nowMs, partitions } = await this.list(bound);
-    const plan = planPartitions(partitions, nowMs, intervalMs, this.routes.longestTtlMs + 2 * intervalMs);
+    const plan = planPartitions(partitions, nowMs, intervalMs, this.ttls.longestMs + 2 * intervalMs);
     if (plan.create.length > 0 && (await this.step('creating partitions', createPartitions(plan.create), bound)) === 'taken') return NOT_RAN;
     if (!drop) return { ran: true, dropped: 0 };
     for (const name of plan.drop) {

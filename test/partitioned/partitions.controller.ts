@@ -53,5 +53,5 @@ export class LongTtlController {
 export class LongTtlMessagesController {
   @EventPattern('partitioned.long')
   @IdempotentMessage({ ttl: '3h' })
-  long(): void {}
+  long(_data: unknown): void {}
 }

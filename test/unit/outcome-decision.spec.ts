@@ -1,4 +1,4 @@
-import { afterRecording, type Answer, type Decision, decide, type Recording } from '../../src/record/outcome-decision.js';
+import { afterRecording, type Answer, type Decision, decide, decideWork, type Recording, type WorkDecision } from '../../src/record/outcome-decision.js';
 
 const record = (rollbackWrites: boolean): Decision => ({ action: 'record', rollbackWrites });
 const release = (keepWrites: boolean, reason: 'not-stored' | 'failed', status: number, replaceWith?: 'failed-after-answer' | 'too-large'): Decision =>
@@ -72,5 +72,27 @@ describe('afterRecording(): what recording came to', () => {
     [{ kind: 'failed', refused: false }, { event: 'released', reason: 'failed', replaceWith: 'store-unavailable' }],
   ])('%j → %j', (recording, expected) => {
     expect(afterRecording(recording)).toEqual(expected);
+  });
+});
+
+describe('decideWork(): what to do when work run through the core (a message, a call) ended', () => {
+  const CASES_OF_WORK: Array<[failed: boolean, transient: boolean, recordFailure: boolean, expected: WorkDecision]> = [
+    [false, false, false, { action: 'record', rollbackWrites: false }],
+    [false, false, true, { action: 'record', rollbackWrites: false }],
+    [false, true, false, { action: 'record', rollbackWrites: false }],
+    [false, true, true, { action: 'record', rollbackWrites: false }],
+    [true, false, false, { action: 'release' }],
+    [true, false, true, { action: 'record', rollbackWrites: true }],
+    [true, true, false, { action: 'release' }],
+    [true, true, true, { action: 'release' }],
+  ];
+
+  it('the table lists every combination once', () => {
+    expect(new Set(CASES_OF_WORK.map(([failed, transient, recordFailure]) => `${failed}/${transient}/${recordFailure}`)).size).toBe(8);
+    expect(CASES_OF_WORK).toHaveLength(8);
+  });
+
+  it.each(CASES_OF_WORK)("failed %s, the store's failure %s, recordFailure asked %s", (failed, transient, recordFailure, expected) => {
+    expect(decideWork({ failed, transient, recordFailure })).toEqual(expected);
   });
 });

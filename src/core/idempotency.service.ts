@@ -1,0 +1,105 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import { naming } from '../options/checks.js';
+import { defined, type ExecutionOptions, executionSettings } from '../options/execution-settings.js';
+import type { IdempotencySettings } from '../options/settings.js';
+import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import { scopeKey } from '../parse/scoped-key.js';
+import { ExactlyOnce, type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './exactly-once.js';
+import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from './key-limits.js';
+import { payloadFingerprint } from './payload-fingerprint.js';
+import type { RunOutcome } from './run-outcome.js';
+
+/** What `IdempotencyService.run()` runs once: the work's name, its key, and what the key guarantees. */
+export interface IdempotentCall extends ExecutionOptions {
+  /**
+   * What the key is for: the operation (`'nightly-report'`, `'charge-card'`). Keys of two scopes
+   * never meet; the scope also names the work in events and metrics (keep it free of ids).
+   */
+  scope: string;
+  /** The key: in one scope, for one caller, the work runs once per key (1 to 255 printable ASCII characters). */
+  key: string;
+  /** Whose key it is (a tenant, a user): one caller's result is never given to another. Default: none. */
+  caller?: string;
+  /**
+   * What the call is about (JSON data): the same key with another payload is refused (`mismatch`)
+   * instead of answered with a result that was for something else. Default: none.
+   */
+  payload?: unknown;
+  /**
+   * Whether a failure of the work is recorded, so that later calls with the key get `failed-before`
+   * and never run it again (its writes are undone either way). `false` (the default) frees the key:
+   * a later call runs the work again. A failure of the store's (the database unavailable, a race
+   * lost) is never recorded.
+   */
+  recordFailure?: boolean | ((error: unknown) => boolean);
+}
+
+/** The results of {@link IdempotencyService.run}: what happened, and the result where there is one. */
+export type IdempotentCallResult<T> = RunOutcome<T>;
+
+/** How a call's endpoint begins: its scope follows. */
+const ENDPOINT_PREFIX = 'CALL ';
+
+const RECORD_EVERY_FAILURE: FailurePolicy = { recordFailure: () => true, attempts: 1 };
+
+/**
+ * Runs any function once per key, for any entry: a scheduled job, a webhook, a script, a service
+ * a controller and a consumer both call. In transactional mode (the default) the function's
+ * database writes, through the module's tools (`IdempotencyTransaction`, `TransactionHost`,
+ * `IdempotentDrizzle`, `IdempotentPrisma`), commit in one transaction with the key and its
+ * recorded result, or not at all; in lease mode the key is leased while the function calls out.
+ * Every call with the key afterwards gets the recorded result without running it.
+ *
+ * ```ts
+ * const result = await idempotency.run({ scope: 'nightly-report', key: day }, () => reports.build(day));
+ * if (result.kind === 'executed' || result.kind === 'replayed') return result.value;
+ * ```
+ *
+ * The result is recorded as JSON: the first call gets the value the function returned, later
+ * calls its JSON (a `Date` comes back as its text).
+ */
+@Injectable()
+export class IdempotencyService {
+  constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    private readonly core: ExactlyOnce,
+  ) {}
+
+  /**
+   * Runs `work` once for `call.key` in `call.scope`, or tells why it did not run (another run holds
+   * the key, the key was used with another payload, the store is unavailable). An invalid call
+   * (no key, a key or caller a row cannot hold, an invalid option) throws
+   * `IdempotencyConfigurationError`; a failure of `work` is returned, not thrown (`failed`).
+   */
+  run<T>(call: IdempotentCall, work: () => T | Promise<T>): Promise<IdempotentCallResult<Awaited<T>>> {
+    const { request, rules, policy } = this.read(call);
+    return this.core.run(request, rules, work, policy);
+  }
+
+  private read(call: IdempotentCall): { request: IdempotentRequest; rules: RunRules; policy: FailurePolicy } {
+    return naming(`IdempotencyService.run() in scope ${JSON.stringify(call?.scope)}`, () => {
+      const { scope, key, caller = '', payload, recordFailure = false } = call;
+      const wrongKey = keyProblem(key);
+      if (wrongKey !== undefined) throw new IdempotencyConfigurationError(`the key ${wrongKey === 'missing' ? 'is missing' : wrongKey}`);
+      if (typeof caller !== 'string' || callerProblem(caller) !== undefined) throw new IdempotencyConfigurationError(callerProblem(String(caller)) ?? 'the caller is not a string');
+      const endpoint = `${ENDPOINT_PREFIX}${scope}`;
+      if (typeof scope !== 'string' || scope === '' || endpointTooLong(endpoint)) {
+        throw new IdempotencyConfigurationError(`the scope must be a name of 1 to ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes`);
+      }
+      const execution = executionSettings(this.settings, defined(call));
+      let fingerprint: Buffer | undefined;
+      const request: IdempotentRequest = {
+        scope: scopeKey(key, caller, endpoint, this.settings.keyStorage),
+        ttlMs: execution.ttlMs,
+        get fingerprint() {
+          return (fingerprint ??= payloadFingerprint(payload));
+        },
+      };
+      const policy =
+        typeof recordFailure === 'function' ? { recordFailure, attempts: 1 } : recordFailure ? RECORD_EVERY_FAILURE : RELEASE_EVERY_FAILURE;
+      return { request, rules: { handler: scope, ...execution }, policy };
+    });
+  }
+}
