@@ -1,10 +1,8 @@
+import { MAX_KEY_LENGTH } from '../core/key-limits.js';
 import { Problems } from '../problems.js';
 
 /** RFC 8941 parameters after an sf-string (`;name` or `;name=value`): allowed, and ignored. */
 const SF_PARAMETERS = /^(?:; *[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\.)*"|[^;,\s"]+))?)+$/;
-
-/** The longest key accepted, in characters, after unquoting. */
-export const MAX_KEY_LENGTH = 255;
 
 /**
  * Reads the `Idempotency-Key` value as an RFC 8941 sf-string (`"abc"`, parameters such as

@@ -1,4 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
+import { callerProblem, endpointTooLong, MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../core/key-limits.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { FingerprintOption } from './fingerprint.js';
 import { Problems } from '../problems.js';
@@ -36,21 +37,6 @@ export interface RouteRules {
   readonly ttlMs: number;
 }
 
-/** Longest `METHOD /path` kept as a key's endpoint; longer paths are answered 414. */
-export const MAX_ENDPOINT_LENGTH = 2048;
-
-/**
- * Longest caller id, in UTF-8 bytes. With the longest key (255) and endpoint (2048), the
- * primary key's index entry stays under PostgreSQL's B-tree limit (2704 bytes).
- */
-export const MAX_CALLER_BYTES = 256;
-
-/**
- * What a caller id cannot hold: PostgreSQL text has no NUL, and the driver would turn an
- * unpaired surrogate into U+FFFD, so two different callers would share one scope.
- */
-const UNSTORABLE_CALLER = /[\0\p{Cs}]/u;
-
 /**
  * Reads the key, the scope and the fingerprint of an HTTP request. Returns
  * `undefined` when the key is absent on a route that does not require it; throws a problem for
@@ -76,14 +62,14 @@ export function readIdempotentRequest(
   const endpoint = `${method} ${host}${routedPath(request) ?? sentPath}`;
   // In UTF-8 bytes, as PostgreSQL stores it: a Host of bytes 0x80–0xFF (one character each here)
   // takes two, and the key's index entry has a size limit.
-  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || Buffer.byteLength(endpoint) > MAX_ENDPOINT_LENGTH) {
+  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || endpointTooLong(endpoint)) {
     throw Problems.endpointTooLong(MAX_ENDPOINT_LENGTH);
   }
   const callerId = callerIdOf(settings.caller(request, context));
   if (callerId === '' && settings.anonymousCallers === 'reject') {
     throw Problems.callerUnidentified();
   }
-  if (UNSTORABLE_CALLER.test(callerId) || Buffer.byteLength(callerId) > MAX_CALLER_BYTES) {
+  if (callerProblem(callerId) !== undefined) {
     throw Problems.callerUnstorable(MAX_CALLER_BYTES);
   }
   if (request.body === undefined && typeof route.fingerprint !== 'function' && hasBody(incoming)) {
