@@ -12,7 +12,8 @@
 //   'after-commit': SIGKILLs itself once the outcome is committed, before the ack; SURVIVES=1: a
 //   process that takes over from a killed one, and never kills itself (a redelivery's count is
 //   not a sure sign: JetStream may deliver again with a count of 1 a message whose consumer died).
-// - @MessagePattern('payment.quote') @IdempotentMessage(): writes a payment, answers { quote }.
+// - @MessagePattern('payment.quote') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
+//   payment, answers { quote }; data.poison: throws after its write.
 // - RMQ only: a consumer written by hand on MANUAL_QUEUE (amqplib, IdempotentMessages.consumeDelivery
 //   over rmqDelivery), pattern 'payment.manual', writing the same row.
 // GET /stats answers the module's message events counted by type. Prints "listening on <url>".
@@ -96,6 +97,7 @@ class MessagesController {
 
   async quote(data) {
     await pay(data);
+    if (data.poison) throw new Error(`poison quote ${data.amount}`);
     return { quote: data.amount * 2 };
   }
 }

@@ -90,6 +90,18 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     expect(await amounts(caller)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it('a request-reply pattern whose handler fails: the attempts requeued end at once without an error, and only the last, dead-lettered, fails in the server', async () => {
+    const consumer = await started();
+    const caller = newCaller();
+    await stream.publish('payment.quote', { caller, amount: 97, poison: true }, randomUUID());
+    // One process writes the server's log lines in order: once the last attempt's is in, so is any before it.
+    await waitFor('the last attempt to fail in the server', async () => /payment\.quote: delivery 3 failed/.test(consumer.output()));
+    expect(consumer.output().match(/payment\.quote: delivery \d+ failed/g)).toEqual(['payment.quote: delivery 3 failed']);
+    expect(await stats(consumer)).toEqual({ released: 2, 'dead-lettered': 1 });
+    expect(await amounts(caller)).toEqual([]);
+    await waitFor('every delivery settled', async () => (await stream.pending()) === 0);
+  });
+
   it('malformed messages (no id, an id over 255 characters, a body that is not JSON) are terminated with a clear error, counted, and nothing is written', async () => {
     const consumer = await started();
     const caller = newCaller();

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { paymentCount, sql } from '../support/database.js';
+import { lockTable, paymentCount, sql, until, waitingOnTable } from '../support/database.js';
 import { newCaller } from '../support/http.js';
 import { CONSUMER_APP, amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
-import { type TestQueue, testQueue } from '../support/rabbitmq.js';
+import { type TestQueue, replyQueue, testQueue } from '../support/rabbitmq.js';
 
 /** Idempotent consumers on the machine's RabbitMQ, through Nest's RMQ transport: exactly one effect per message key. */
 describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () => {
@@ -39,30 +39,63 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
 
   it('a request-reply pattern answers a duplicate with the stored reply, and runs once', async () => {
     const consumer = await started();
-    const { default: amqplib } = await import('amqplib');
-    const connection = await amqplib.connect(process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
+    const replies = await replyQueue(queue.name, 'payment.quote');
     try {
-      const channel = await connection.createChannel();
-      const { queue: replyTo } = await channel.assertQueue('', { exclusive: true });
-      const replies: unknown[] = [];
-      await channel.consume(replyTo, (message) => message && replies.push({ to: message.properties.correlationId, ...JSON.parse(message.content.toString()) }), { noAck: true });
       const [caller, id] = [newCaller(), randomUUID()];
-      for (const [index, correlationId] of ['a', 'b'].entries()) {
-        channel.sendToQueue(queue.name, Buffer.from(JSON.stringify({ pattern: 'payment.quote', data: { caller, amount: 21 }, id: correlationId })), {
-          messageId: id,
-          replyTo,
-          correlationId,
-        });
-        await waitFor('the reply', async () => replies.length === index + 1);
+      for (const correlationId of ['a', 'b']) {
+        replies.request({ caller, amount: 21 }, id, correlationId);
+        await waitFor('the reply', async () => replies.to(correlationId).length === 1);
       }
-      expect(replies).toEqual([
+      expect([...replies.to('a'), ...replies.to('b')]).toEqual([
         { to: 'a', response: { quote: 42 }, isDisposed: true },
         { to: 'b', response: { quote: 42 }, isDisposed: true },
       ]);
       expect(await paymentCount(caller)).toBe(1);
       expect(await stats(consumer)).toEqual({ executed: 1, replayed: 1 });
     } finally {
-      await connection.close();
+      await replies.close();
+    }
+  });
+
+  it('a request-reply duplicate that meets the key held answers nothing while it is requeued: once the first commits, each request gets one reply, the stored one', async () => {
+    const consumer = await started();
+    const replies = await replyQueue(queue.name, 'payment.quote');
+    const locker = await lockTable('payments');
+    try {
+      const [caller, id] = [newCaller(), randomUUID()];
+      replies.request({ caller, amount: 21 }, id, 'first');
+      await until(async () => (await waitingOnTable('payments')) === 1, 'the first to hold its key, waiting at its write');
+      replies.request({ caller, amount: 21 }, id, 'duplicate');
+      await waitFor('the duplicate to meet the key held twice (requeued each time)', async () => ((await stats(consumer))['in-progress'] ?? 0) >= 2);
+      await locker.query('COMMIT');
+      // One channel publishes every reply, in order: once each final reply is in, so is any before it.
+      await waitFor('the final replies', async () => ['first', 'duplicate'].every((to) => replies.to(to).some((reply) => 'response' in reply)));
+      expect(replies.to('first')).toEqual([{ to: 'first', response: { quote: 42 }, isDisposed: true }]);
+      expect(replies.to('duplicate')).toEqual([{ to: 'duplicate', response: { quote: 42 }, isDisposed: true }]);
+      expect(await amounts(caller)).toEqual([21]);
+      expect(await stats(consumer)).toMatchObject({ executed: 1, replayed: 1 });
+      await consumer.stop();
+      expect(await queue.counts()).toEqual({ ready: 0, dead: 0 });
+    } finally {
+      await locker.end().catch(() => undefined);
+      await replies.close();
+    }
+  });
+
+  it('a request-reply message whose handler fails answers nothing for the attempts delivered again, and one error for the last, dead-lettered', async () => {
+    const consumer = await started();
+    const replies = await replyQueue(queue.name, 'payment.quote');
+    try {
+      const caller = newCaller();
+      replies.request({ caller, amount: 98, poison: true }, randomUUID(), 'poison');
+      await waitFor('the message to be dead-lettered', async () => (await queue.counts()).dead === 1);
+      await waitFor('its error', async () => replies.to('poison').length > 0);
+      expect(await stats(consumer)).toEqual({ released: 2, 'dead-lettered': 1 });
+      await consumer.stop();
+      expect(replies.to('poison')).toEqual([{ to: 'poison', err: { status: 'error', message: 'Internal server error' }, isDisposed: true }]);
+      expect(await amounts(caller)).toEqual([]);
+    } finally {
+      await replies.close();
     }
   });
 

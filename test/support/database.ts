@@ -108,6 +108,18 @@ export async function keyLockHolders(key: string, caller: string, endpoint: stri
 }
 
 /**
+ * A transaction of the test's own holding a SHARE lock on `table`: every handler waits at its write
+ * there (its key held) until the test commits or ends the client.
+ */
+export async function lockTable(table: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: databaseUrl() });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query(`LOCK TABLE ${table} IN SHARE MODE`);
+  return client;
+}
+
+/**
  * How many sessions of this database wait for a lock on `table`: a test holds a table lock in a
  * transaction of its own to stop handlers at their write to it (a latch for handlers it cannot
  * change, such as the demo's).

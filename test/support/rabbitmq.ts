@@ -48,3 +48,26 @@ export async function testQueue(prefix = 'idempotency-test'): Promise<TestQueue>
     },
   };
 }
+
+/** A reply that came to a `replyQueue()`: its correlation id (`to`) and what Nest's server sent. */
+export type Reply = { to: string } & Record<string, unknown>;
+
+/**
+ * A reply queue of the test's own, read with amqplib (a ClientProxy keeps only the first reply of
+ * a correlation id): `request()` publishes a `pattern` request to `queue` with its own correlation
+ * id, and `to(id)` is every reply that came for it, in order.
+ */
+export async function replyQueue(queue: string, pattern: string) {
+  const connection = await amqplib.connect(RABBITMQ_URL);
+  const channel = await connection.createChannel();
+  const { queue: replyTo } = await channel.assertQueue('', { exclusive: true });
+  const replies: Reply[] = [];
+  await channel.consume(replyTo, (message) => message && replies.push({ to: message.properties.correlationId, ...JSON.parse(message.content.toString()) }), { noAck: true });
+  return {
+    request(data: unknown, messageId: string, correlationId: string) {
+      channel.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern, data, id: correlationId })), { messageId, replyTo, correlationId });
+    },
+    to: (correlationId: string): Reply[] => replies.filter((reply) => reply.to === correlationId),
+    close: () => connection.close().catch(() => undefined),
+  };
+}

@@ -17,14 +17,22 @@ interface RmqContextLike {
 }
 
 /**
- * The delivery an RPC handler was called for: from Nest's RMQ transport (`RmqContext`) or from a
- * transport of the module's own; `undefined` for one whose messages cannot be settled here.
+ * The delivery an RPC handler was called for, and whether its transport publishes how the
+ * handler's Observable ends: Nest's RMQ server publishes each value, an error, and the end itself
+ * (`{ isDisposed: true }`) to the request's `replyTo`; a transport of the module's own
+ * (`JetStreamServer`) publishes nothing and waits for the end.
  */
-export function deliveryOf(rpc: RpcArgumentsHost): MessageDelivery | undefined {
+export interface RpcDelivery {
+  delivery: MessageDelivery;
+  publishesEnd: boolean;
+}
+
+/** The delivery of an RPC handler's call: from Nest's RMQ transport (`RmqContext`) or from a transport of the module's own; `undefined` for one whose messages cannot be settled here. */
+export function deliveryOf(rpc: RpcArgumentsHost): RpcDelivery | undefined {
   const context = rpc.getContext() as Partial<RmqContextLike & DeliveringContext> | undefined;
-  if (typeof context?.delivery === 'function') return context.delivery();
+  if (typeof context?.delivery === 'function') return { delivery: context.delivery(), publishesEnd: false };
   if (typeof context?.getChannelRef === 'function' && typeof context.getMessage === 'function' && typeof context.getPattern === 'function') {
-    return rmqDelivery(context.getChannelRef(), context.getMessage(), String(context.getPattern()), { value: rpc.getData() });
+    return { delivery: rmqDelivery(context.getChannelRef(), context.getMessage(), String(context.getPattern()), { value: rpc.getData() }), publishesEnd: true };
   }
   return undefined;
 }
