@@ -4,7 +4,9 @@
 // handler writes one row through the host HOST: 'drizzle' (default: the module on a node-postgres
 // pool, IdempotentDrizzle), 'prisma' (the same pool, IdempotentPrisma with the demo's client),
 // 'typeorm' (the module on a DataSource, IdempotencyTransaction), 'cls' (that DataSource through
-// @nestjs-cls/transactional, IdempotentTransactionalAdapterTypeOrm, a withTransaction() call).
+// @nestjs-cls/transactional, IdempotentTransactionalAdapterTypeOrm, a withTransaction() call),
+// 'cls-prisma' (the pool and IdempotentPrisma through @nestjs-cls/transactional,
+// IdempotentTransactionalAdapterPrisma, a withTransaction() call).
 // MODE=lease: the handlers in lease mode. Patterns carry PATTERN_PREFIX.
 // - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
 //   payment (caller, amount); data.poison: throws after its write; data.holdMs: holds that long
@@ -16,9 +18,13 @@
 //   payment, answers { quote }; data.poison: throws after its write.
 // - RMQ only: a consumer written by hand on MANUAL_QUEUE (amqplib, IdempotentMessages.consumeDelivery
 //   over rmqDelivery), pattern 'payment.manual', writing the same row.
+// - POST /calls/:key { caller, amount, holdMs?, poison? }: IdempotencyService.run() in scope
+//   'payment.call' (caller data.caller, payload { amount }) over the same write; data.holdMs: holds
+//   that long after its write; data.poison: throws after its write. Answers { kind, value }.
+//   TRANSPORT=none: an app with no microservice, for the calls alone.
 // GET /stats answers the module's message events counted by type. Prints "listening on <url>".
 import 'reflect-metadata';
-import { Controller, Get, Global, Module } from '@nestjs/common';
+import { Body, Controller, Get, Global, Module, Param, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import amqplib from 'amqplib';
@@ -28,8 +34,8 @@ import pg from 'pg';
 import { ClsPluginTransactional, TransactionHost } from '@nestjs-cls/transactional';
 import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
-import { IdempotencyEvents, IdempotencyModule, IdempotencyTransaction, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
-import { IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
+import { IdempotencyEvents, IdempotencyModule, IdempotencyService, IdempotencyTransaction, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
+import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { JetStreamServer } from 'nestjs-pg-idempotency/jetstream';
 import { IdempotentPrisma, IdempotentPrismaModule } from 'nestjs-pg-idempotency/prisma';
@@ -67,11 +73,18 @@ async function hostOf(name) {
     };
   }
   const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 });
-  if (name === 'prisma') {
+  if (name === 'prisma' || name === 'cls-prisma') {
     const { PrismaClient } = await import('../../dist/esm/demo/prisma/generated/client.js');
+    const payment = (data) => ({ data: { caller: data.caller, amount: data.amount, currency: 'EUR' } });
+    const prisma = [IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })), IdempotencyModule.forRoot({ pool, sweepInterval: 0 })];
+    if (name === 'prisma') return { imports: prisma, pay: (app, data) => app.get(IdempotentPrisma).client.payment.create(payment(data)) };
+    const plugin = new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }) });
     return {
-      imports: [IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })), IdempotencyModule.forRoot({ pool, sweepInterval: 0 })],
-      pay: (app, data) => app.get(IdempotentPrisma).client.payment.create({ data: { caller: data.caller, amount: data.amount, currency: 'EUR' } }),
+      imports: [...prisma, ClsModule.forRoot({ global: true, plugins: [plugin] })],
+      pay: (app, data) => {
+        const txHost = app.get(TransactionHost);
+        return txHost.withTransaction(() => txHost.tx.payment.create(payment(data)));
+      },
     };
   }
   const db = new IdempotentDrizzle(drizzle({ client: pool }));
@@ -114,8 +127,22 @@ class StatsController {
 Controller('stats')(StatsController);
 decorate(StatsController, 'stats', [Get()], []);
 
+class CallsController {
+  async call(key, data) {
+    const outcome = await app.get(IdempotencyService).run({ scope: 'payment.call', key, caller: data.caller, payload: { amount: data.amount } }, async () => {
+      await pay(data);
+      if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
+      if (data.poison) throw new Error(`poison call ${data.amount}`);
+      return { paid: data.amount };
+    });
+    return { kind: outcome.kind, value: outcome.value };
+  }
+}
+Controller('calls')(CallsController);
+decorate(CallsController, 'call', [Post(':key')], [Param('key'), Body()]);
+
 class AppModule {}
-Module({ imports: chosen.imports, controllers: [MessagesController, StatsController] })(AppModule);
+Module({ imports: chosen.imports, controllers: [MessagesController, StatsController, CallsController] })(AppModule);
 
 app = await NestFactory.create(AppModule, { logger: ['error'] });
 app.get(IdempotencyEvents).subscribe((event) => {
@@ -125,12 +152,14 @@ app.get(IdempotencyEvents).subscribe((event) => {
   if (event.type === 'executed' && killAfterCommit.size > 0) process.kill(process.pid, 'SIGKILL');
 });
 const queueOptions = { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.QUEUE}.dead` } };
-app.connectMicroservice(
-  transport === 'rmq'
-    ? { transport: Transport.RMQ, options: { urls: [RABBITMQ], queue: env.QUEUE, noAck: false, prefetchCount: 16, queueOptions } }
-    : { strategy: new JetStreamServer({ servers: NATS, stream: env.STREAM, durable: env.DURABLE, ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000) }) },
-);
-await app.startAllMicroservices();
+if (transport !== 'none') {
+  app.connectMicroservice(
+    transport === 'rmq'
+      ? { transport: Transport.RMQ, options: { urls: [RABBITMQ], queue: env.QUEUE, noAck: false, prefetchCount: 16, queueOptions } }
+      : { strategy: new JetStreamServer({ servers: NATS, stream: env.STREAM, durable: env.DURABLE, ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000) }) },
+  );
+  await app.startAllMicroservices();
+}
 if (transport === 'rmq' && env.MANUAL_QUEUE) {
   const connection = await amqplib.connect(RABBITMQ);
   const channel = await connection.createConfirmChannel();
