@@ -70,10 +70,10 @@ export class IdempotencyService {
   /**
    * Runs `work` once for `call.key` in `call.scope`, or tells why it did not run (another run holds
    * the key, the key was used with another payload, the store is unavailable). An invalid call
-   * (no key, a key or caller a row cannot hold, an invalid option) throws
-   * `IdempotencyConfigurationError`; a failure of `work` is returned, not thrown (`failed`).
+   * (no key, a key or caller a row cannot hold, an invalid option)
+   * rejects with `IdempotencyConfigurationError`; a failure of `work` is returned, not thrown (`failed`).
    */
-  run<T>(call: IdempotentCall, work: () => T | Promise<T>): Promise<IdempotentCallResult<Awaited<T>>> {
+  async run<T>(call: IdempotentCall, work: () => T | Promise<T>): Promise<IdempotentCallResult<Awaited<T>>> {
     const { request, rules, policy } = this.read(call);
     return this.core.run(request, rules, work, policy);
   }
