@@ -3,7 +3,7 @@
 // Applications add CreateIdempotencyKeys1795996800000 to their own DataSource's migrations.
 import { DataSource } from 'typeorm';
 import { DEMO_TABLES } from './src/demo/demo-tables.js';
-import { CreateIdempotencyKeys1795996800000 } from './src/migrations/create-idempotency-keys.migration.js';
+import { CreateIdempotencyKeys1795996800000 } from './src/store/migrations/create-idempotency-keys.migration.js';
 
 export default new DataSource({
   type: 'postgres',

@@ -3,7 +3,7 @@
 // embedded PostgreSQL. Migrations run once here, before any server starts.
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } from '../dist/esm/index.js';
+import { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } from '../dist/esm//index.js';
 import { DEMO_TABLES } from '../dist/esm/demo/demo-tables.js';
 
 /**

@@ -1,6 +1,6 @@
 // A side experiment, not part of `npm run bench`: the SQL of each request path replayed straight
 // through node-pg on one connection (no HTTP, no Nest, no TypeORM), to price the round trips
-// BENCHMARKS.md suggests cutting. It uses the library's own statements (dist/esm/table/reservation.sql.js, dist/esm/table/record.sql.js)
+// BENCHMARKS.md suggests cutting. It uses the library's own statements (dist/esm/store/table/reservation.sql.js, dist/esm/store/table/record.sql.js)
 // and the demo's tables, on DATABASE_URL or an embedded PostgreSQL:
 //
 //   npm run build && node bench/sql-paths.mjs
@@ -18,8 +18,8 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { cpuMeter, localPostmaster } from './cpu.mjs';
 import { startDatabase } from './database.mjs';
-import { RECORD_OUTCOME as INSERT_OUTCOME } from '../dist/esm/table/record.sql.js';
-import { KEY_ROW, LOCK_KEY } from '../dist/esm/table/reservation.sql.js';
+import { RECORD_OUTCOME as INSERT_OUTCOME } from '../dist/esm/store/table/record.sql.js';
+import { KEY_ROW, LOCK_KEY } from '../dist/esm/store/table/reservation.sql.js';
 
 // The reservation and completion as the library sent them before transactional mode stopped
 // writing an in_progress row (kept here to price that change too).

@@ -1,5 +1,5 @@
 -- nestjs-pg-idempotency: the idempotency_keys table. Generated from
--- src/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.
+-- src/store/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.
 
 CREATE TABLE IF NOT EXISTS idempotency_keys (
   key              varchar(255) COLLATE "C" NOT NULL,

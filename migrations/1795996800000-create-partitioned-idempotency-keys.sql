@@ -1,6 +1,6 @@
 -- nestjs-pg-idempotency: the idempotency_keys table partitioned by expiry (opt-in, instead of
 -- 1795996800000-create-idempotency-keys.sql). Generated from
--- src/migrations/idempotency-keys-partitioned.schema.ts by `npm run build`; safe to re-run.
+-- src/store/migrations/idempotency-keys-partitioned.schema.ts by `npm run build`; safe to re-run.
 -- The module creates the partitions; see docs/partitioned-keys.md.
 
 CREATE TABLE IF NOT EXISTS idempotency_keys (

@@ -52,28 +52,28 @@ tsc('tsconfig.cjs.json');
 mkdirSync('dist/cjs', { recursive: true });
 writeFileSync('dist/cjs/package.json', JSON.stringify({ type: 'commonjs' }) + '\n');
 
-const schema = await import(pathToFileURL('dist/esm/migrations/idempotency-keys.schema.js').href);
+const schema = await import(pathToFileURL('dist/esm/store/migrations/idempotency-keys.schema.js').href);
 writeFileSync(
   'migrations/1795996800000-create-idempotency-keys.sql',
   '-- nestjs-pg-idempotency: the idempotency_keys table. Generated from\n' +
-    '-- src/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.\n\n' +
+    '-- src/store/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.\n\n' +
     schema.CREATE_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
-const partitioned = await import(pathToFileURL('dist/esm/migrations/idempotency-keys-partitioned.schema.js').href);
+const partitioned = await import(pathToFileURL('dist/esm/store/migrations/idempotency-keys-partitioned.schema.js').href);
 writeFileSync(
   'migrations/1795996800000-create-partitioned-idempotency-keys.sql',
   '-- nestjs-pg-idempotency: the idempotency_keys table partitioned by expiry (opt-in, instead of\n' +
     '-- 1795996800000-create-idempotency-keys.sql). Generated from\n' +
-    '-- src/migrations/idempotency-keys-partitioned.schema.ts by `npm run build`; safe to re-run.\n' +
+    '-- src/store/migrations/idempotency-keys-partitioned.schema.ts by `npm run build`; safe to re-run.\n' +
     '-- The module creates the partitions; see docs/partitioned-keys.md.\n\n' +
     partitioned.CREATE_PARTITIONED_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
-const digest = await import(pathToFileURL('dist/esm/migrations/digest-idempotency-keys.schema.js').href);
+const digest = await import(pathToFileURL('dist/esm/store/migrations/digest-idempotency-keys.schema.js').href);
 writeFileSync(
   'migrations/1796169600000-digest-idempotency-keys.sql',
   "-- nestjs-pg-idempotency: rewrites idempotency_keys' keys as digests, before starting the app with\n" +
     "-- storage: { keys: 'digest' }, while no instance serves (docs/storage.md). Generated from\n" +
-    '-- src/migrations/digest-idempotency-keys.schema.ts by `npm run build`; safe to re-run; one-way.\n\n' +
+    '-- src/store/migrations/digest-idempotency-keys.schema.ts by `npm run build`; safe to re-run; one-way.\n\n' +
     digest.DIGEST_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
 writeFileSync(STAMP, inputs);

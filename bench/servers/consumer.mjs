@@ -11,8 +11,8 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { serve, serverEnv } from './common.mjs';
-import { IdempotencyModule, IdempotentMessage } from '../../dist/esm/index.js';
-import { IdempotentDrizzle } from '../../dist/esm/hosts/drizzle/index.js';
+import { IdempotencyModule, IdempotentMessage } from '../../dist/esm//index.js';
+import { IdempotentDrizzle } from '../../dist/esm/tools/drizzle/index.js';
 
 const { databaseUrl } = serverEnv();
 const mode = process.env.CONSUMER ?? 'module';

@@ -17,9 +17,9 @@ import { serverEnv } from './common.mjs';
 import { Payment, servePlainApp } from './plain-app.mjs';
 import { TypeOrmHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../dist/esm/options/settings.js';
-import { scopeKey } from '../../dist/esm/parse/scoped-key.js';
-import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/table/record.sql.js';
-import { KEY_ROW, LOCK_KEY } from '../../dist/esm/table/reservation.sql.js';
+import { scopeKey } from '../../dist/esm/key/scoped-key.js';
+import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/store/table/record.sql.js';
+import { KEY_ROW, LOCK_KEY } from '../../dist/esm/store/table/reservation.sql.js';
 
 const { databaseUrl } = serverEnv();
 // The key row's statement: the plain table's, or the partitioned table's over a row in the way

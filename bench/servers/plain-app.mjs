@@ -8,7 +8,7 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { serve } from './common.mjs';
-import { CreateIdempotencyKeys1795996800000 } from '../../dist/esm/index.js';
+import { CreateIdempotencyKeys1795996800000 } from '../../dist/esm//index.js';
 import { BearerAuthGuard } from '../../dist/esm/demo/http/bearer-auth.guard.js';
 import { ProblemDetailsFilter } from '../../dist/esm/demo/http/problem-details.filter.js';
 import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dto.js';

@@ -1,11 +1,11 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { IDEMPOTENT_MESSAGE, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
-import { IdempotentMessageHandlers } from '../message/idempotent-message-handlers.js';
+import { IdempotentMessageHandlers } from '../messages/idempotent-message-handlers.js';
 import { NotAnHttpRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
-import { IdempotentRoutes } from '../options/idempotent-routes.js';
-import { PATH_METADATA, PATTERN_METADATA } from './nest-route-metadata.js';
-import { unreplayableReason } from './unreplayable-route.js';
+import { IdempotentRoutes } from '../http/idempotent-routes.js';
+import { PATH_METADATA, PATTERN_METADATA } from '../http/route-check/nest-route-metadata.js';
+import { unreplayableReason } from '../http/route-check/unreplayable-route.js';
 
 /**
  * Checks every controller and provider at bootstrap, so that `app.init()` / `app.listen()` fails

@@ -4,11 +4,11 @@ import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { naming } from '../options/checks.js';
 import { defined, type ExecutionOptions, executionSettings } from '../options/execution-settings.js';
 import type { IdempotencySettings } from '../options/settings.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import { scopeKey } from '../parse/scoped-key.js';
+import type { IdempotentRequest } from '../http/parse/idempotent-request.js';
+import { scopeKey } from '../key/scoped-key.js';
 import { ExactlyOnce, type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './exactly-once.js';
-import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from './key-limits.js';
-import { payloadFingerprint } from './payload-fingerprint.js';
+import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
+import { payloadFingerprint } from '../key/payload-fingerprint.js';
 import type { RunOutcome } from './run-outcome.js';
 
 /** What `IdempotencyService.run()` runs once: the work's name, its key, and what the key guarantees. */

@@ -1,6 +1,6 @@
-import type { KeyHold } from '../hold/key-hold.js';
+import type { KeyHold } from './hold/key-hold.js';
 import type { IdempotentExecution } from '../hosts/execution-context.js';
-import type { ScopedKey } from '../parse/scoped-key.js';
+import type { ScopedKey } from '../key/scoped-key.js';
 
 /**
  * What the work run with a key held finds in `executionContext`: its key and, while the hold's

@@ -1,4 +1,4 @@
-import type { StoredResponse } from '../response/stored-response.js';
+import type { StoredResponse } from '../store/stored-response.js';
 
 /** The status a recorded result carries: the work ran and its result is kept. */
 const SUCCEEDED = 200;

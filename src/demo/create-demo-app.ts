@@ -1,7 +1,7 @@
 import { type INestApplication, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DocumentBuilder, type OpenAPIObject } from '@nestjs/swagger';
-import { createIdempotentDocument } from '../swagger/idempotent-document.js';
+import { createIdempotentDocument } from '../http/openapi/idempotent-document.js';
 import type { DemoConfig } from './demo.config.js';
 import { DemoModule } from './demo.module.js';
 import { httpAdapterFor } from './http/http-platform.js';

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from '../idempotency.module.js';
-import { CreateIdempotencyKeys1795996800000 } from '../migrations/create-idempotency-keys.migration.js';
+import { CreateIdempotencyKeys1795996800000 } from '../store/migrations/create-idempotency-keys.migration.js';
 import { DEMO_CONFIG, type DemoConfig } from './demo.config.js';
 import { DEMO_TABLES } from './demo-tables.js';
 import { Payment } from './payments/payment.entity.js';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ScopedKey } from '../parse/scoped-key.js';
+import type { ScopedKey } from '../key/scoped-key.js';
 
 /** What the code an idempotent handler runs can reach: its key and, in transactional mode, its transaction. */
 export interface IdempotentExecution {

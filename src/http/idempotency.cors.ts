@@ -1,4 +1,4 @@
-import { REPLAYED_HEADER } from './idempotency.constants.js';
+import { REPLAYED_HEADER } from '../idempotency.constants.js';
 
 /** The request header browsers must be allowed to send: `Idempotency-Key`. */
 export const IDEMPOTENCY_CORS_ALLOWED_HEADERS: readonly string[] = ['Idempotency-Key'];

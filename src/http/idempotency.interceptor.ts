@@ -1,25 +1,25 @@
 import { type CallHandler, type ExecutionContext, Inject, Injectable, Logger, type NestInterceptor } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { type Observable, of } from 'rxjs';
-import { IdempotencyEvents } from './events/idempotency-events.js';
-import { ShuttingDownError } from './drain/key-drain.js';
-import { DatabaseHost } from './hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
-import { IdempotentRoutes } from './options/idempotent-routes.js';
-import type { IdempotencySettings, RouteSettings } from './options/settings.js';
+import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
+import { ShuttingDownError } from '../core/key-drain.js';
+import { DatabaseHost } from '../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import { IdempotentRoutes } from './idempotent-routes.js';
+import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
 import { type IdempotentRequest, readIdempotentRequest } from './parse/idempotent-request.js';
 import { IdempotencyProblem, Problems } from './problems.js';
-import { OutcomeRecorder } from './record/outcome-recorder.js';
-import { KeyReserver } from './reserve/key-reserver.js';
-import type { Reservation } from './reserve/reservation.js';
-import { RetryAfterEstimate } from './reserve/retry-after.js';
-import { IdempotencyTelemetry, type TracedOutcome } from './telemetry/idempotency-telemetry.js';
-import { awaitTurn } from './reserve/wait-mode.js';
+import { OutcomeRecorder } from './run/outcome-recorder.js';
+import { KeyReserver } from '../core/reserve/key-reserver.js';
+import type { Reservation } from '../core/reserve/reservation.js';
+import { RetryAfterEstimate } from './retry-after.js';
+import { IdempotencyTelemetry, type TracedOutcome } from '../observe/telemetry/idempotency-telemetry.js';
+import { awaitTurn } from './wait-mode.js';
 import { withProblemHeaders } from './response/problem-headers.js';
 import { replaceResponse } from './response/response-capture.js';
-import { replayOf } from './response/stored-response.js';
+import { replayOf } from '../store/stored-response.js';
 import { KeyRun } from './run/key-run.js';
-import { UnreadableOutcomeError } from './protect/unreadable-outcome.error.js';
+import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
 
 /** The outcome a reservation settles, on its span; a held key's comes with its record. */
 const RESERVED: Record<Reservation['kind'], TracedOutcome | undefined> = {

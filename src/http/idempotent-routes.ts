@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { KeyTtls } from '../core/key-ttls.js';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
-import type { IdempotentRouteOptions } from './module-options.js';
-import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } from './settings.js';
+import type { IdempotentRouteOptions } from '../options/module-options.js';
+import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } from '../options/settings.js';
 
 /**
  * The settings of every `@Idempotent()` route, resolved once: the bootstrap check resolves each

@@ -1,6 +1,6 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { IdempotencyEvent } from '../events/idempotency-event.js';
-import { IdempotencyEvents } from '../events/idempotency-events.js';
+import type { IdempotencyEvent } from '../observe/events/idempotency-event.js';
+import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
 
 /** How many recent runs of a route the estimate reads. */
 const RECENT_RUNS = 64;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ScopedKey } from '../parse/scoped-key.js';
+import type { ScopedKey } from './scoped-key.js';
 
 /**
  * A stable idempotency key for a downstream provider, derived from the scoped key and a name for

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../parse/fingerprint.js';
+import { canonicalJson } from './fingerprint.js';
 
 /**
  * The fingerprint of a payload that is data (a message's, a call's): the SHA-256 of its canonical

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ExactlyOnce } from '../core/exactly-once.js';
 import type { RunOutcome } from '../core/run-outcome.js';
-import { IdempotencyEvents } from '../events/idempotency-events.js';
+import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
 import type { MessageOutcome } from './message-outcome.js';
 import type { MessageSettings } from './message-settings.js';
 import { isMalformed, readMessage } from './read-message.js';

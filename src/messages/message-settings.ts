@@ -2,7 +2,7 @@ import { aFunction, aPositiveInteger, milliseconds, naming } from '../options/ch
 import { MAX_TIMER_MS } from '../options/defaults.js';
 import { defined, type ExecutionSettings, executionSettings } from '../options/execution-settings.js';
 import type { IdempotencySettings } from '../options/settings.js';
-import type { KeyStorage } from '../parse/scoped-key.js';
+import type { KeyStorage } from '../key/scoped-key.js';
 import { type IdempotentMessageOptions, MESSAGE_DEFAULTS } from './message-options.js';
 import type { ReceivedMessage } from './received-message.js';
 

@@ -1,7 +1,7 @@
-import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../core/key-limits.js';
-import { payloadFingerprint } from '../core/payload-fingerprint.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import { scopeKey } from '../parse/scoped-key.js';
+import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
+import { payloadFingerprint } from '../key/payload-fingerprint.js';
+import type { IdempotentRequest } from '../http/parse/idempotent-request.js';
+import { scopeKey } from '../key/scoped-key.js';
 import type { MessageSettings } from './message-settings.js';
 import type { ReceivedMessage } from './received-message.js';
 

@@ -1,10 +1,10 @@
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import type { FingerprintOption } from '../parse/fingerprint.js';
-import type { KeyFormat } from '../parse/key-format.js';
-import type { KeyStorage } from '../parse/scoped-key.js';
-import { SealedOutcomes } from '../protect/sealed-outcomes.js';
-import { CLEAR_OUTCOMES, type StoredOutcomes } from '../protect/stored-outcomes.js';
-import type { Redaction } from '../response/redaction.js';
+import type { FingerprintOption } from '../key/fingerprint.js';
+import type { KeyFormat } from '../key/key-format.js';
+import type { KeyStorage } from '../key/scoped-key.js';
+import { SealedOutcomes } from '../store/protect/sealed-outcomes.js';
+import { CLEAR_OUTCOMES, type StoredOutcomes } from '../store/protect/stored-outcomes.js';
+import type { Redaction } from '../store/redaction.js';
 import type { RedactionOptions, StorageOptions } from './module-options.js';
 import { type Duration, toMilliseconds } from './duration.js';
 

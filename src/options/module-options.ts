@@ -1,7 +1,7 @@
 import type { ExecutionContext } from '@nestjs/common';
-import type { FingerprintOption } from '../parse/fingerprint.js';
-import type { KeyFormat } from '../parse/key-format.js';
-import type { KeyStorage } from '../parse/scoped-key.js';
+import type { FingerprintOption } from '../key/fingerprint.js';
+import type { KeyFormat } from '../key/key-format.js';
+import type { KeyStorage } from '../key/scoped-key.js';
 import type { Duration } from './duration.js';
 
 /** Decides from the status code the client received whether an outcome is stored and replayed. */

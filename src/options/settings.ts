@@ -1,8 +1,8 @@
-import type { FingerprintOption } from '../parse/fingerprint.js';
-import type { KeyStorage } from '../parse/scoped-key.js';
-import type { StoredOutcomes } from '../protect/stored-outcomes.js';
-import type { Redaction } from '../response/redaction.js';
-import { type KeyFormat, keyFormatPredicate } from '../parse/key-format.js';
+import type { FingerprintOption } from '../key/fingerprint.js';
+import type { KeyStorage } from '../key/scoped-key.js';
+import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
+import type { Redaction } from '../store/redaction.js';
+import { type KeyFormat, keyFormatPredicate } from '../key/key-format.js';
 import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
 import {
   aBoolean,

@@ -1,8 +1,8 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { REPLAYED_HEADER } from '../idempotency.constants.js';
-import { PROBLEM_CONTENT_TYPE, type ProblemDetails } from '../problems.js';
+import { PROBLEM_CONTENT_TYPE, type ProblemDetails } from '../http/problems.js';
 import { type Redaction, redact } from './redaction.js';
-import type { CapturedResponse, ResponseReplacement } from './response-capture.js';
+import type { CapturedResponse, ResponseReplacement } from '../http/response/response-capture.js';
 
 /** An outcome as the client received it: status code, allow-listed headers, exact body bytes. */
 export interface StoredResponse {

@@ -1,7 +1,7 @@
 import { HttpException, Injectable } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import type { PrismaClient } from '../../src/demo/prisma/generated/client.js';
-import type { IdempotentTransactionalAdapterPrisma } from '../../src/hosts/cls/index.js';
+import type { IdempotentTransactionalAdapterPrisma } from '../../src/tools/cls/index.js';
 import { clsScenarioController } from './hosts.controller.js';
 
 const DECLINED_FROM = 1_000_000;

@@ -1,8 +1,8 @@
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
-import { IdempotentPrisma } from '../../src/hosts/prisma/index.js';
+import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/tools/cls/index.js';
+import { IdempotentPrisma } from '../../src/tools/prisma/index.js';
 import { startPrismaLab } from '../support/prisma-lab.js';
 import { appDatabaseUrl, bootstrapFailure, startLab } from '../support/apps.js';
 import { sql } from '../support/database.js';

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, InternalServerErrorException, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { sql } from 'drizzle-orm';
 import { Idempotent } from '../../src/index.js';
-import type { IdempotentDrizzle } from '../../src/hosts/drizzle/index.js';
+import type { IdempotentDrizzle } from '../../src/tools/drizzle/index.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { hold } from '../support/latch.js';
 

@@ -2,7 +2,7 @@ import { type INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { IdempotentDrizzle } from '../../src/hosts/drizzle/index.js';
+import { IdempotentDrizzle } from '../../src/tools/drizzle/index.js';
 import { IdempotencyModule } from '../../src/index.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
 import { appDatabaseUrl } from '../support/apps.js';

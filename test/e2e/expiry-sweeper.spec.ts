@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { IdempotencySweeper } from '../../src/index.js';
-import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
+import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/operations/sweeper/sweep.sql.js';
 import { handlerBackends, keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
 import { appDatabaseUrl, appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';

@@ -1,8 +1,8 @@
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/hosts/cls/index.js';
-import { IdempotentPrisma } from '../../src/hosts/prisma/index.js';
+import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/tools/cls/index.js';
+import { IdempotentPrisma } from '../../src/tools/prisma/index.js';
 import { appsOn, HTTP_PLATFORMS, type HttpPlatform, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';

@@ -3,8 +3,8 @@ import { DataSource } from 'typeorm';
 import type { Statement } from '../../src/hosts/database-host.js';
 import { TypeOrmHost } from '../../src/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../src/options/settings.js';
-import { RECORD_OUTCOME } from '../../src/table/record.sql.js';
-import { KEY_ROW, LOCK_KEY } from '../../src/table/reservation.sql.js';
+import { RECORD_OUTCOME } from '../../src/store/table/record.sql.js';
+import { KEY_ROW, LOCK_KEY } from '../../src/store/table/reservation.sql.js';
 import { databaseUrl } from '../support/apps.js';
 
 /**

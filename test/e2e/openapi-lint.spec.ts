@@ -4,7 +4,7 @@ import { Document, Spectral } from '@stoplight/spectral-core';
 import { schema, truthy } from '@stoplight/spectral-functions';
 import { Json } from '@stoplight/spectral-parsers';
 import { Idempotent } from '../../src/index.js';
-import { ApiIdempotent } from '../../src/swagger/index.js';
+import { ApiIdempotent } from '../../src/http/openapi/index.js';
 import { appsOn, PLATFORMS_AND_DEMO_HOSTS, type RunningApp, startLab } from '../support/apps.js';
 import { send } from '../support/http.js';
 

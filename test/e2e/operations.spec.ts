@@ -3,7 +3,7 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { IdempotencyKeyConsole } from '../../src/index.js';
-import { IdempotencyHealthIndicator } from '../../src/terminus/index.js';
+import { IdempotencyHealthIndicator } from '../../src/operations/terminus/index.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -90,7 +90,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 });
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
-  promisify(execFile)(process.execPath, ['dist/esm/cli/main.js', ...args], { env: { ...process.env, ...env } }).then(
+  promisify(execFile)(process.execPath, ['dist/esm/operations/cli/main.js', ...args], { env: { ...process.env, ...env } }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );

@@ -2,7 +2,7 @@ import { Body, Controller, Headers, HttpException, Injectable, InternalServerErr
 import { IsInt, IsPositive } from 'class-validator';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import type { PrismaClient } from '../../src/demo/prisma/generated/client.js';
-import { IdempotentPrisma } from '../../src/hosts/prisma/index.js';
+import { IdempotentPrisma } from '../../src/tools/prisma/index.js';
 import { Idempotent } from '../../src/index.js';
 import { hold } from '../support/latch.js';
 

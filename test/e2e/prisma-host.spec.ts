@@ -128,7 +128,7 @@ describe('the Prisma host at bootstrap', () => {
 
   it("refuses to start on TypeORM's host: IdempotentPrisma runs on the module's pool", async () => {
     const { startLab } = await import('../support/apps.js');
-    const { idempotentPrisma } = await import('../../src/hosts/prisma/index.js');
+    const { idempotentPrisma } = await import('../../src/tools/prisma/index.js');
     const failure = await startLab({}, { providers: [idempotentPrisma((adapter) => new PrismaClient({ adapter }))] }).then(
       (app) => app.close().then(() => undefined),
       (error: unknown) => error,

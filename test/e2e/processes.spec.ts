@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SWEEP_LOCK_ID } from '../../src/sweeper/sweep.sql.js';
+import { SWEEP_LOCK_ID } from '../../src/operations/sweeper/sweep.sql.js';
 import { keyRows, paymentCount, sql, seedKeys, until } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { DEMO_HOSTS, databaseUrl, HTTP_PLATFORMS, hostSettings } from '../support/apps.js';

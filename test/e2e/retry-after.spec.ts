@@ -2,7 +2,7 @@ import { Controller, Headers, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { IdempotencyEvents, Idempotent } from '../../src/index.js';
-import { MAX_ESTIMATED_RETRY_AFTER_SECONDS, RetryAfterEstimate } from '../../src/reserve/retry-after.js';
+import { MAX_ESTIMATED_RETRY_AFTER_SECONDS, RetryAfterEstimate } from '../../src/http/retry-after.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { entered, hold, release } from '../support/latch.js';
 import { newCaller, newKey, send } from '../support/http.js';

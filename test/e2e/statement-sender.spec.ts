@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import pg from 'pg';
 import { StatementSender, StatementsVanishedError } from '../../src/hosts/wire/statement-sender.js';
 import { prepareText } from '../../src/hosts/wire/sql-text.js';
-import { LOCK_KEY } from '../../src/table/reservation.sql.js';
+import { LOCK_KEY } from '../../src/store/table/reservation.sql.js';
 import { databaseUrl } from '../support/apps.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiCreatedResponse, ApiProperty, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Idempotent } from '../../src/index.js';
-import { ApiIdempotent, createIdempotentDocument } from '../../src/swagger/index.js';
+import { ApiIdempotent, createIdempotentDocument } from '../../src/http/openapi/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 
 class ValidationErrors {

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { scopeKey } from '../../src/parse/scoped-key.js';
+import { scopeKey } from '../../src/key/scoped-key.js';
 import { databaseUrl } from './apps.js';
 
 let pool: pg.Pool | undefined;

@@ -30,7 +30,7 @@ export default async function globalSetup() {
 
 async function migrate(url) {
   const { DataSource } = await import('typeorm');
-  const { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } = await import('../../dist/esm/index.js');
+  const { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } = await import('../../dist/esm//index.js');
   // npm run test:partitioned: the suites on the key table partitioned by expiry, in a database of their own.
   const keyTable =
     process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000;

@@ -4,7 +4,7 @@ import pg from 'pg';
 import { PrismaClient } from '../../src/demo/prisma/generated/client.js';
 import { httpAdapterFor, type HttpPlatform } from '../../src/demo/http/http-platform.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
-import { IdempotentPrismaModule, type PrismaClientFactory } from '../../src/hosts/prisma/index.js';
+import { IdempotentPrismaModule, type PrismaClientFactory } from '../../src/tools/prisma/index.js';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
 import { appDatabaseUrl, type RunningApp } from './apps.js';
 

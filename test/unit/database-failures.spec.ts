@@ -1,6 +1,6 @@
 import { DatabaseUnavailableError, LostRaceError, RefusedByDatabaseError } from '../../src/hosts/database-failures.js';
 import { typeOrmFailure } from '../../src/hosts/typeorm/typeorm-failures.js';
-import { prismaDriverError } from '../../src/hosts/prisma/prisma-failures.js';
+import { prismaDriverError } from '../../src/tools/prisma/prisma-failures.js';
 import { postgresFailure, translated } from '../../src/hosts/wire/postgres-failures.js';
 
 /**

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { canonicalJson, fingerprintRequest, nestsDeeperThan } from '../../src/parse/fingerprint.js';
+import { canonicalJson, fingerprintRequest, nestsDeeperThan } from '../../src/key/fingerprint.js';
 
 const request = (body: unknown, query = '') => ({ body, query, headers: {} });
 

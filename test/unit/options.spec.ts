@@ -1,5 +1,5 @@
 import { resolveModuleOptions, resolveRouteOptions } from '../../src/options/settings.js';
-import { resolveMessageOptions } from '../../src/message/message-settings.js';
+import { resolveMessageOptions } from '../../src/messages/message-settings.js';
 
 describe('the renewLease option', () => {
   it('is on by default; a module or a route can turn it off', () => {

@@ -1,4 +1,4 @@
-import { afterRecording, type Answer, type Decision, decide, decideWork, type Recording, type WorkDecision } from '../../src/record/outcome-decision.js';
+import { afterRecording, type Answer, type Decision, decide, decideWork, type Recording, type WorkDecision } from '../../src/core/outcome-decision.js';
 
 const record = (rollbackWrites: boolean): Decision => ({ action: 'record', rollbackWrites });
 const release = (keepWrites: boolean, reason: 'not-stored' | 'failed', status: number, replaceWith?: 'failed-after-answer' | 'too-large'): Decision =>

@@ -41,33 +41,34 @@ describe('the package exports (built by npm test before Jest runs)', () => {
   it.each(['esm', 'cjs'])('in the %s build only the swagger entry (and the demo, which is not shipped) imports @nestjs/swagger (an optional peer)', (build) => {
     const importers = (readdirSync(join('dist', build), { recursive: true }) as string[])
       .filter((file) => file.endsWith('.js') && readFileSync(join('dist', build, file), 'utf8').includes('@nestjs/swagger'))
-      .map((file) => file.split(/[\\/]/)[0]);
-    expect(new Set(importers.filter((folder) => folder !== 'demo'))).toEqual(new Set(['swagger']));
+      .map((file) => file.split(/[\\/]/).slice(0, 2).join('/'));
+    expect(new Set(importers.filter((folder) => !folder.startsWith('demo/')))).toEqual(new Set(['http/openapi']));
   });
 
   it.each(['esm', 'cjs'])('in the %s build only the terminus entry imports @nestjs/terminus, and only telemetry names @opentelemetry/api (loaded at bootstrap, when installed)', (build) => {
     const files = (readdirSync(join('dist', build), { recursive: true }) as string[]).filter((file) => file.endsWith('.js'));
-    const naming = (name: string) => new Set(files.filter((file) => readFileSync(join('dist', build, file), 'utf8').includes(name)).map((file) => file.split(/[\\/]/)[0]));
-    expect(naming('@nestjs/terminus')).toEqual(new Set(['terminus']));
-    expect(naming('@opentelemetry/api')).toEqual(new Set(['telemetry']));
+    const naming = (name: string) =>
+      new Set(files.filter((file) => readFileSync(join('dist', build, file), 'utf8').includes(name)).map((file) => file.split(/[\\/]/).slice(0, 2).join('/')));
+    expect(naming('@nestjs/terminus')).toEqual(new Set(['operations/terminus']));
+    expect(naming('@opentelemetry/api')).toEqual(new Set(['observe/telemetry']));
   });
 
   it.each(['esm', 'cjs'])('in the %s build only the cls entry (and the demo) import nestjs-cls and @nestjs-cls/* (optional peers)', (build) => {
     const importers = (readdirSync(join('dist', build), { recursive: true }) as string[])
       .filter((file) => file.endsWith('.js') && /["'](?:nestjs-cls|@nestjs-cls\/[\w-]+)["']/.test(readFileSync(join('dist', build, file), 'utf8')))
       .map((file) => file.split(/[\\/]/).slice(0, 2).join('/'));
-    expect([...new Set(importers)].filter((folder) => !folder.startsWith('demo/'))).toEqual(['hosts/cls']);
+    expect([...new Set(importers)].filter((folder) => !folder.startsWith('demo/'))).toEqual(['tools/cls']);
   });
 
   it.each(['esm', 'cjs'])('in the %s build only the drizzle entry imports drizzle-orm (an optional peer), and nothing imports typeorm but for types', (build) => {
     const files = (readdirSync(join('dist', build), { recursive: true }) as string[]).filter((file) => file.endsWith('.js'));
-    const importing = (pattern: RegExp) =>
-      [...new Set(files.filter((file) => pattern.test(readFileSync(join('dist', build, file), 'utf8'))).map((file) => file.split(/[\\/]/).slice(0, 2).join('/')))].filter(
+    const importing = (pattern: RegExp, depth = 2) =>
+      [...new Set(files.filter((file) => pattern.test(readFileSync(join('dist', build, file), 'utf8'))).map((file) => file.split(/[\\/]/).slice(0, depth).join('/')))].filter(
         (folder) => !folder.startsWith('demo/'),
       );
-    expect(importing(/(?:from\s+|require\()\s*["']drizzle-orm/)).toEqual(['hosts/drizzle']);
-    expect(importing(/(?:from\s+|require\()\s*["']@prisma\//)).toEqual(['hosts/prisma']);
-    expect(importing(/(?:from\s+|require\()\s*["'](?:nats|@nestjs\/microservices)["']/)).toEqual(['jetstream/jetstream-server.js']);
+    expect(importing(/(?:from\s+|require\()\s*["']drizzle-orm/)).toEqual(['tools/drizzle']);
+    expect(importing(/(?:from\s+|require\()\s*["']@prisma\//)).toEqual(['tools/prisma']);
+    expect(importing(/(?:from\s+|require\()\s*["'](?:nats|@nestjs\/microservices)["']/, 3)).toEqual(['messages/jetstream/jetstream-server.js']);
     expect(importing(/(?:from\s+|require\()\s*["']typeorm["']/)).toEqual([]);
   });
 

@@ -1,4 +1,4 @@
-import { type Partition, partitionName, planPartitions } from '../../src/sweeper/partition-plan.js';
+import { type Partition, partitionName, planPartitions } from '../../src/operations/sweeper/partition-plan.js';
 
 const H = 3_600_000;
 const at = (hour: number): number => Date.UTC(2026, 11, 2) + hour * H;

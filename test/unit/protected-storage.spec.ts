@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { resolveModuleOptions, resolveRouteOptions } from '../../src/options/settings.js';
-import { scopeKey } from '../../src/parse/scoped-key.js';
-import { SealedOutcomes } from '../../src/protect/sealed-outcomes.js';
-import { UnreadableOutcomeError } from '../../src/protect/unreadable-outcome.error.js';
-import { redact } from '../../src/response/redaction.js';
+import { scopeKey } from '../../src/key/scoped-key.js';
+import { SealedOutcomes } from '../../src/store/protect/sealed-outcomes.js';
+import { UnreadableOutcomeError } from '../../src/store/protect/unreadable-outcome.error.js';
+import { redact } from '../../src/store/redaction.js';
 
 const aesKey = () => randomBytes(32);
 

@@ -1,7 +1,7 @@
-import { scopeKey } from '../../src/parse/scoped-key.js';
-import type { IdempotentRequest } from '../../src/parse/idempotent-request.js';
-import type { Reservation } from '../../src/reserve/reservation.js';
-import { ReservationsInFlight, sharedRefusal, WAIT_LIMIT_MS } from '../../src/reserve/reservations-in-flight.js';
+import { scopeKey } from '../../src/key/scoped-key.js';
+import type { IdempotentRequest } from '../../src/http/parse/idempotent-request.js';
+import type { Reservation } from '../../src/core/reserve/reservation.js';
+import { ReservationsInFlight, sharedRefusal, WAIT_LIMIT_MS } from '../../src/core/reserve/reservations-in-flight.js';
 
 const scope = scopeKey('key-1', 'alice', 'POST /payments');
 const request = (fingerprint: number): IdempotentRequest => ({ scope, fingerprint: Buffer.alloc(32, fingerprint), ttlMs: 60_000 });

@@ -1,4 +1,4 @@
-import { routedPath } from '../../src/parse/routed-path.js';
+import { routedPath } from '../../src/http/parse/routed-path.js';
 
 const express = (path: string, params: Record<string, unknown>) => routedPath({ route: { path }, params });
 const fastify = (url: string, params: Record<string, unknown>) => routedPath({ routeOptions: { url }, params });

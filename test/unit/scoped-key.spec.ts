@@ -1,4 +1,4 @@
-import { scopeKey } from '../../src/parse/scoped-key.js';
+import { scopeKey } from '../../src/key/scoped-key.js';
 
 const scoped = ({ key, caller, endpoint }: { key: string; caller: string; endpoint: string }) => scopeKey(key, caller, endpoint);
 

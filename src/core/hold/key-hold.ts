@@ -1,4 +1,4 @@
-import type { StoredResponse } from '../response/stored-response.js';
+import type { StoredResponse } from '../../store/stored-response.js';
 
 /**
  * What a request holds once it reserved its key: a transaction (transactional mode) or a lease

@@ -1,11 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { SqlStatement, StatementResult, DatabaseHost } from '../hosts/database-host.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import type { StoredOutcomes } from '../protect/stored-outcomes.js';
-import type { StoredResponse } from '../response/stored-response.js';
+import type { SqlStatement, StatementResult, DatabaseHost } from '../../hosts/database-host.js';
+import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
+import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
-import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from '../table/record.sql.js';
+import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from '../../store/table/record.sql.js';
 
 const logger = new Logger('Idempotency');
 

@@ -1,7 +1,7 @@
-import type { KeyTransaction, SqlStatement } from '../hosts/database-host.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import type { StoredOutcomes } from '../protect/stored-outcomes.js';
-import type { StoredResponse } from '../response/stored-response.js';
+import type { KeyTransaction, SqlStatement } from '../../hosts/database-host.js';
+import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
+import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
 
 /**

@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { ModuleReadiness } from '../core/module-readiness.js';
-import { type DrainedHold, KeyDrain } from '../drain/key-drain.js';
-import { DatabaseHost } from '../hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import { ModuleReadiness } from '../module-readiness.js';
+import { type DrainedHold, KeyDrain } from '../key-drain.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';
 
 import type { KeyHold } from '../hold/key-hold.js';
 import { LeaseHold } from '../hold/lease-hold.js';
-import type { StoredOutcomes } from '../protect/stored-outcomes.js';
-import { KeyTable } from '../table/key-table.js';
+import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
+import { KeyTable } from '../../store/table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import type { ScopedKey } from '../parse/scoped-key.js';
+import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { ScopedKey } from '../../key/scoped-key.js';
 import type { Refusal, Reservation } from './reservation.js';
 import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';
 import { reserveInTransaction } from './transactional-reservation.js';

@@ -1,6 +1,6 @@
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import type { StoredOutcomes } from '../protect/stored-outcomes.js';
-import type { KeyRow } from '../table/key-row.js';
+import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
+import type { KeyRow } from '../../store/table/key-row.js';
 import type { Refusal } from './reservation.js';
 
 /**

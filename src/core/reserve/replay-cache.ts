@@ -1,6 +1,6 @@
-import type { ReplayCacheLimits } from '../options/settings.js';
-import type { ScopedKey } from '../parse/scoped-key.js';
-import type { StoredResponse } from '../response/stored-response.js';
+import type { ReplayCacheLimits } from '../../options/settings.js';
+import type { ScopedKey } from '../../key/scoped-key.js';
+import type { StoredResponse } from '../../store/stored-response.js';
 import type { Refusal } from './reservation.js';
 
 interface Completed {

@@ -1,5 +1,5 @@
 import type { KeyHold } from '../hold/key-hold.js';
-import type { StoredResponse } from '../response/stored-response.js';
+import type { StoredResponse } from '../../store/stored-response.js';
 
 /** What reserving a key found. */
 export type Reservation =

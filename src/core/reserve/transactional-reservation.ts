@@ -1,10 +1,10 @@
-import type { DatabaseHost, KeyTransaction } from '../hosts/database-host.js';
+import type { DatabaseHost, KeyTransaction } from '../../hosts/database-host.js';
 import { TransactionHold } from '../hold/transaction-hold.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
-import { type KeyRow, keyRowParams } from '../table/key-row.js';
-import type { StoredOutcomes } from '../protect/stored-outcomes.js';
-import type { KeyTableStrategy } from '../table/key-table-strategy.js';
-import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from '../table/reservation.sql.js';
+import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import { type KeyRow, keyRowParams } from '../../store/table/key-row.js';
+import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
+import type { KeyTableStrategy } from '../../store/table/key-table-strategy.js';
+import { FENCE_LEASE, KEY_ROW, LOCK_KEY } from '../../store/table/reservation.sql.js';
 import { refusalFor } from './refusal.js';
 import type { Refusal } from './reservation.js';
 

@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, type HttpServer, Logger } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
-import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../problems.js';
+import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../http/problems.js';
 
 /**
  * Answers every error of the demo as RFC 9457 `application/problem+json`: the module's own

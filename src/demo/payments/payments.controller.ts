@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpException, HttpStatus, Inject, Post, Req, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Idempotent } from '../../idempotent.decorator.js';
-import { IdempotencyTransaction } from '../../transaction/idempotency-transaction.js';
+import { Idempotent } from '../../http/idempotent.decorator.js';
+import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../http/bearer-auth.guard.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { CreatePaymentDto } from './create-payment.dto.js';

@@ -2,10 +2,10 @@ import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '
 import pg from 'pg';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterPrisma } from '../../hosts/cls/index.js';
-import { IdempotentPrisma, IdempotentPrismaModule } from '../../hosts/prisma/index.js';
+import { IdempotentTransactionalAdapterPrisma } from '../../tools/cls/index.js';
+import { IdempotentPrisma, IdempotentPrismaModule } from '../../tools/prisma/index.js';
 import { IdempotencyModule } from '../../idempotency.module.js';
-import { CreateIdempotencyKeys1795996800000 } from '../../migrations/create-idempotency-keys.migration.js';
+import { CreateIdempotencyKeys1795996800000 } from '../../store/migrations/create-idempotency-keys.migration.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { DEMO_TABLES, migrateWithout } from '../demo-tables.js';
 import { PrismaClient } from './generated/client.js';

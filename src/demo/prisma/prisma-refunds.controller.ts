@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Inject, NotFoundException, Param, ParseUUIDPipe, Post, Req, UnprocessableEntityException, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IdempotentPrisma } from '../../hosts/prisma/index.js';
-import { Idempotent } from '../../idempotent.decorator.js';
-import { IdempotencyTransaction } from '../../transaction/idempotency-transaction.js';
+import { IdempotentPrisma } from '../../tools/prisma/index.js';
+import { Idempotent } from '../../http/idempotent.decorator.js';
+import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { CreateRefundDto } from '../refunds/create-refund.dto.js';

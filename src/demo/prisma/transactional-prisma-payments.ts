@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpException, HttpStatus, Inject, Injectable, Post, Req, UseGuards } from '@nestjs/common';
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IdempotentTransactionalAdapterPrisma } from '../../hosts/cls/index.js';
-import { Idempotent } from '../../idempotent.decorator.js';
+import type { IdempotentTransactionalAdapterPrisma } from '../../tools/cls/index.js';
+import { Idempotent } from '../../http/idempotent.decorator.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { CreatePaymentDto } from '../payments/create-payment.dto.js';

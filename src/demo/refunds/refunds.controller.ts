@@ -10,8 +10,8 @@ import {
   UnprocessableEntityException,
   UseGuards,
 } from '@nestjs/common';
-import { Idempotent } from '../../idempotent.decorator.js';
-import { IdempotencyTransaction } from '../../transaction/idempotency-transaction.js';
+import { Idempotent } from '../../http/idempotent.decorator.js';
+import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { Payment } from '../payments/payment.entity.js';
 import { CreateRefundDto } from './create-refund.dto.js';

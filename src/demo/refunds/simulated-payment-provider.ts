@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IdempotencyTransaction } from '../../transaction/idempotency-transaction.js';
+import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 
 /**

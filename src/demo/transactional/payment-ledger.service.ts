@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
-import type { IdempotentTransactionalAdapterTypeOrm } from '../../hosts/cls/index.js';
+import type { IdempotentTransactionalAdapterTypeOrm } from '../../tools/cls/index.js';
 import { Payment } from '../payments/payment.entity.js';
 
 /** Writes payments through `TransactionHost`, in a `@Transactional()` method of its own. */

@@ -1,7 +1,7 @@
 import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IdempotentTransactionalAdapterTypeOrm } from '../../hosts/cls/index.js';
+import type { IdempotentTransactionalAdapterTypeOrm } from '../../tools/cls/index.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import type { CreatePaymentDto } from '../payments/create-payment.dto.js';
 import { Payment } from '../payments/payment.entity.js';

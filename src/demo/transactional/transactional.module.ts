@@ -1,7 +1,7 @@
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterTypeOrm } from '../../hosts/cls/index.js';
+import { IdempotentTransactionalAdapterTypeOrm } from '../../tools/cls/index.js';
 
 /**
  * `nestjs-cls` with its transactional plugin, set up as an app on `@nestjs-cls/transactional`

@@ -1,8 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DECORATORS, type OpenAPIObject, type SwaggerDocumentOptions, SwaggerModule } from '@nestjs/swagger';
-import { REPLAYED_HEADER } from '../idempotency.constants.js';
-import { IdempotentRoutes } from '../options/idempotent-routes.js';
+import { REPLAYED_HEADER } from '../../idempotency.constants.js';
+import { IdempotentRoutes } from '../idempotent-routes.js';
 import { PATH_METADATA } from '../route-check/nest-route-metadata.js';
 import { API_IDEMPOTENT, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
 import {

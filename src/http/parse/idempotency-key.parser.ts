@@ -1,4 +1,4 @@
-import { MAX_KEY_LENGTH } from '../core/key-limits.js';
+import { MAX_KEY_LENGTH } from '../../key/key-limits.js';
 import { Problems } from '../problems.js';
 
 /** RFC 8941 parameters after an sf-string (`;name` or `;name=value`): allowed, and ignored. */

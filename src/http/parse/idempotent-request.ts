@@ -1,12 +1,12 @@
 import type { ExecutionContext } from '@nestjs/common';
-import { callerProblem, endpointTooLong, MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../core/key-limits.js';
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import type { FingerprintOption } from './fingerprint.js';
+import { callerProblem, endpointTooLong, MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../../key/key-limits.js';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import type { FingerprintOption } from '../../key/fingerprint.js';
 import { Problems } from '../problems.js';
-import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from './fingerprint.js';
+import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/fingerprint.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
 import { routedPath } from './routed-path.js';
-import { type KeyStorage, type ScopedKey, scopeKey } from './scoped-key.js';
+import { type KeyStorage, type ScopedKey, scopeKey } from '../../key/scoped-key.js';
 
 /**
  * A request the module de-duplicates: its scoped key, its fingerprint (computed once, when first

@@ -2,19 +2,19 @@ import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
-import { keyExecution } from '../core/key-execution.js';
-import { isTransientFailure } from '../core/transient-failure.js';
-import type { DatabaseFailure } from '../hosts/database-failures.js';
-import type { RouteSettings } from '../options/settings.js';
+import { keyExecution } from '../../core/key-execution.js';
+import { isTransientFailure } from '../../core/transient-failure.js';
+import type { DatabaseFailure } from '../../hosts/database-failures.js';
+import type { RouteSettings } from '../../options/settings.js';
 import type { IdempotentRequest } from '../parse/idempotent-request.js';
 import { Problems } from '../problems.js';
-import type { Answer } from '../record/outcome-decision.js';
-import type { OutcomeRecorder } from '../record/outcome-recorder.js';
+import type { Answer } from '../../core/outcome-decision.js';
+import type { OutcomeRecorder } from './outcome-recorder.js';
 import { withProblemHeaders } from '../response/problem-headers.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
-import { executionContext, type IdempotentExecution } from '../hosts/execution-context.js';
-import type { IdempotencyTelemetry } from '../telemetry/idempotency-telemetry.js';
-import type { OtelSpan } from '../telemetry/open-telemetry.js';
+import { executionContext, type IdempotentExecution } from '../../hosts/execution-context.js';
+import type { IdempotencyTelemetry } from '../../observe/telemetry/idempotency-telemetry.js';
+import type { OtelSpan } from '../../observe/telemetry/open-telemetry.js';
 
 /**
  * How long a run whose client went away waits, once its handler settled, for the response to

@@ -1,15 +1,15 @@
 import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { IdempotencyEvent } from '../events/idempotency-event.js';
-import type { IdempotencyEvents } from '../events/idempotency-events.js';
-import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import type { IdempotencyEvent } from '../../observe/events/idempotency-event.js';
+import type { IdempotencyEvents } from '../../observe/events/idempotency-events.js';
+import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';
 import { type IdempotencyProblem, Problems } from '../problems.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
-import { problemReplacement, toStoredResponse } from '../response/stored-response.js';
-import { RefusedByDatabaseError } from '../hosts/database-failures.js';
-import type { KeyHold } from '../hold/key-hold.js';
-import type { IdempotencyTelemetry, TracedOutcome } from '../telemetry/idempotency-telemetry.js';
-import { afterRecording, type Answer, decide, type Recording, type Replacement } from './outcome-decision.js';
+import { problemReplacement, toStoredResponse } from '../../store/stored-response.js';
+import { RefusedByDatabaseError } from '../../hosts/database-failures.js';
+import type { KeyHold } from '../../core/hold/key-hold.js';
+import type { IdempotencyTelemetry, TracedOutcome } from '../../observe/telemetry/idempotency-telemetry.js';
+import { afterRecording, type Answer, decide, type Recording, type Replacement } from '../../core/outcome-decision.js';
 
 const logger = new Logger('Idempotency');
 

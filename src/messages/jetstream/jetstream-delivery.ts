@@ -1,5 +1,5 @@
-import type { ReceivedMessage } from '../message/received-message.js';
-import { type MessageDelivery, once } from '../message/transports/message-delivery.js';
+import type { ReceivedMessage } from '../received-message.js';
+import { type MessageDelivery, once } from '../transports/message-delivery.js';
 
 /** What the entry uses of a JetStream message (`JsMsg` of the `nats` client). */
 export interface JetStreamMessage {

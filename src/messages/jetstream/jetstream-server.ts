@@ -2,7 +2,7 @@ import { BaseRpcContext, type CustomTransportStrategy, Server } from '@nestjs/mi
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AckPolicy, connect, type Consumer, type ConsumerMessages, DeliverPolicy, type NatsConnection, nanos } from 'nats';
 import { isObservable, lastValueFrom } from 'rxjs';
-import type { MessageDelivery } from '../message/transports/message-delivery.js';
+import type { MessageDelivery } from '../transports/message-delivery.js';
 import { type JetStreamMessage, jetStreamDelivery } from './jetstream-delivery.js';
 
 /** Options of `JetStreamServer`. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import type { IdempotencySettings } from '../options/settings.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import type { IdempotencySettings } from '../../options/settings.js';
 import type { IdempotencyEvent } from './idempotency-event.js';
 import { IdempotencyEvents } from './idempotency-events.js';
 

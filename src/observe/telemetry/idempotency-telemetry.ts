@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { IdempotencyEvent } from '../events/idempotency-event.js';
 import { IdempotencyEvents } from '../events/idempotency-events.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { Attributes, OtelApi, OtelSpan, OtelTracer } from './open-telemetry.js';
 
 /** A request stage traced as a span of its own. */

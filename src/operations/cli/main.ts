@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { KeyConsole, KeyConsoleInputError, KeyNotFoundError } from '../console/key-console.js';
-import { toMilliseconds, type Duration } from '../options/duration.js';
-import type { KeyStorage } from '../parse/scoped-key.js';
+import { toMilliseconds, type Duration } from '../../options/duration.js';
+import type { KeyStorage } from '../../key/scoped-key.js';
 import { countRows, inProgressRows, keyRows } from './key-output.js';
 
 /** Exit codes: what went wrong, for scripts. */

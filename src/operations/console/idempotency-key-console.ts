@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DatabaseHost } from '../hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { type KeyStorage, scopeKey } from '../parse/scoped-key.js';
-import { KeyReserver } from '../reserve/key-reserver.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
+import { KeyReserver } from '../../core/reserve/key-reserver.js';
 import { type InProgressKey, KeyConsole, type KeyQuery, type KeyReport, type StateCount } from './key-console.js';
 
 /** How long one console statement may take. */

@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../hosts/database-host.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
 
 /** The columns a console reads of a key's row. */
 const ROW = `endpoint, state, encode(fingerprint, 'hex') AS fingerprint, status, created_at, expires_at, locked_until,

@@ -1,5 +1,5 @@
-import type { Statement, StatementResult } from '../hosts/database-host.js';
-import { type KeyStorage, scopeKey } from '../parse/scoped-key.js';
+import type { Statement, StatementResult } from '../../hosts/database-host.js';
+import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
 import { COUNT_BY_STATE, EXPIRE_KEY, IN_PROGRESS, KEY_ROWS } from './key-console.sql.js';
 
 /** One key's row as a console shows it: no stored body, no stored header. */

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DatabaseHost } from '../hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { KEY_DIGEST_PREFIX, type KeyStorage, scopeKey } from '../parse/scoped-key.js';
-import type { OutcomeOwner, StoredOutcomes } from '../protect/stored-outcomes.js';
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import { KEY_DIGEST_PREFIX, type KeyStorage, scopeKey } from '../../key/scoped-key.js';
+import type { OutcomeOwner, StoredOutcomes } from '../../store/protect/stored-outcomes.js';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { RESEAL_BATCH, UNSEALED_BATCH } from './reseal.sql.js';
-import { SealedOutcomes } from '../protect/sealed-outcomes.js';
-import { UnreadableOutcomeError } from '../protect/unreadable-outcome.error.js';
+import { SealedOutcomes } from '../../store/protect/sealed-outcomes.js';
+import { UnreadableOutcomeError } from '../../store/protect/unreadable-outcome.error.js';
 
 /** What one resealing run did. */
 export interface ResealReport {

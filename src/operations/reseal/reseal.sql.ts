@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../hosts/database-host.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
 
 /**
  * One batch of completed rows whose outcome is not sealed with the current key ($1): in clear,

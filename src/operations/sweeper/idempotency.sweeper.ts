@@ -1,13 +1,13 @@
 import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { KeyTtls } from '../core/key-ttls.js';
-import { ModuleReadiness } from '../core/module-readiness.js';
-import { IdempotencyEvents } from '../events/idempotency-events.js';
-import { DatabaseHost } from '../hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import type { IdempotencySettings } from '../options/settings.js';
-import { KeyTable } from '../table/key-table.js';
+import { KeyTtls } from '../../core/key-ttls.js';
+import { ModuleReadiness } from '../../core/module-readiness.js';
+import { IdempotencyEvents } from '../../observe/events/idempotency-events.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import type { IdempotencySettings } from '../../options/settings.js';
+import { KeyTable } from '../../store/table/key-table.js';
 import { KeyPartitions } from './key-partitions.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
 

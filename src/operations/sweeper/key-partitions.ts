@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DatabaseFailure } from '../hosts/database-failures.js';
-import { type Bound, type SqlStatement, DatabaseHost } from '../hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import { KeyTtls } from '../core/key-ttls.js';
-import type { IdempotencySettings } from '../options/settings.js';
+import { DatabaseFailure } from '../../hosts/database-failures.js';
+import { type Bound, type SqlStatement, DatabaseHost } from '../../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { KeyTtls } from '../../core/key-ttls.js';
+import type { IdempotencySettings } from '../../options/settings.js';
 import { type Partition, planPartitions } from './partition-plan.js';
 import { createPartitions, detachPartition, dropDetached, LIST_DETACHED, LIST_PARTITIONS, SWEEP_LOCK_TAKEN } from './partitions.sql.js';
 

@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../hosts/database-host.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
 import type { Partition } from './partition-plan.js';
 import { SWEEP_LOCK_ID } from './sweep.sql.js';
 

@@ -1,5 +1,5 @@
-import type { SqlStatement } from '../hosts/database-host.js';
-import { EXPIRED } from '../table/key-table.sql.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
+import { EXPIRED } from '../../store/table/key-table.sql.js';
 
 /** The sweeper's advisory lock, taken by each batch for its own statement: one instance deletes at a time. */
 export const SWEEP_LOCK_ID = '7493712083646152801';

@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../hosts/database-host.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
 
 /** The columns the module's statements use: a table without one of them is not migrated. */
 export const KEY_TABLE_COLUMNS = [

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import { DatabaseHost } from '../hosts/database-host.js';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { KeyTable } from '../table/key-table.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import { KeyTable } from '../../store/table/key-table.js';
 import { KEY_TABLE_COLUMNS, KEY_TABLE_SHAPE, SWEEP_LAG } from './health.sql.js';
 
 /** Options of one health check. */

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { StoredResponse } from '../response/stored-response.js';
+import type { StoredResponse } from '../stored-response.js';
 import { clearOutcome, type OutcomeOwner, type OutcomeRow, sealedWith, type StoredOutcomes } from './stored-outcomes.js';
 import { UnreadableOutcomeError } from './unreadable-outcome.error.js';
 

@@ -1,4 +1,4 @@
-import type { StoredResponse } from '../response/stored-response.js';
+import type { StoredResponse } from '../stored-response.js';
 
 /** The columns of a completed key's row that hold its outcome, and what names the row. */
 export interface OutcomeRow {

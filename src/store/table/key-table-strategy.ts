@@ -1,5 +1,5 @@
-import { DatabaseFailure } from '../hosts/database-failures.js';
-import type { Bound, DatabaseHost, SqlStatement } from '../hosts/database-host.js';
+import { DatabaseFailure } from '../../hosts/database-failures.js';
+import type { Bound, DatabaseHost, SqlStatement } from '../../hosts/database-host.js';
 import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from './record.sql.js';
 import { LOCK_KEY_OR_FAIL, RESERVE_LEASE, RESERVE_LEASE_PARTITIONED } from './reservation.sql.js';
 

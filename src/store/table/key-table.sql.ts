@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../hosts/database-host.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
 
 /*
  * Rules over rows of `idempotency_keys`, shared by the statements that reserve, record and sweep.

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DatabaseHost } from '../hosts/database-host.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
 import { KEY_TABLE_KIND } from './key-table.sql.js';
 import { type KeyTableStrategy, PARTITIONED_TABLE, PLAIN_TABLE } from './key-table-strategy.js';
 

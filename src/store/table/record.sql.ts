@@ -1,5 +1,5 @@
-import type { SqlStatement } from '../hosts/database-host.js';
-import { takeable } from '../table/key-table.sql.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
+import { takeable } from './key-table.sql.js';
 
 /**
  * Transactional mode, last statement before COMMIT: writes the key's row with its outcome,

@@ -1,4 +1,4 @@
-import type { SqlStatement } from '../hosts/database-host.js';
+import type { SqlStatement } from '../../hosts/database-host.js';
 import { EXPIRED, takeable } from './key-table.sql.js';
 
 /**

@@ -1,5 +1,5 @@
 import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
-import { DatabaseHost } from '../database-host.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
 import type { IdempotentPrisma } from '../prisma/idempotent-prisma.js';
 import type { PrismaClientLike } from '../prisma/self-check.js';
 import { joinAsSavepoint } from './join-as-savepoint.js';

@@ -1,7 +1,7 @@
 import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import { DatabaseHost } from '../database-host.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
 import { joinAsSavepoint } from './join-as-savepoint.js';
 import { checkKeyTransactions } from './self-check.js';
 import { enterKeyTransaction, keyAwareTransactions } from './key-transactions.js';

@@ -1,5 +1,5 @@
 import { ClsServiceManager } from 'nestjs-cls';
-import type { HandlerSavepoint } from '../database-host.js';
+import type { HandlerSavepoint } from '../../hosts/database-host.js';
 
 /** The handler's savepoint of the key's transaction, in the CLS store of the handler's scope. */
 const HANDLER_SAVEPOINT = Symbol.for('nestjs-pg-idempotency.handler-savepoint');

@@ -1,5 +1,5 @@
 import { Propagation, type TransactionalAdapter, type TransactionHost } from '@nestjs-cls/transactional';
-import type { HandlerSavepoint } from '../database-host.js';
+import type { HandlerSavepoint } from '../../hosts/database-host.js';
 import { handlerSavepoint, keepHandlerSavepoint, markSavepoint } from './key-savepoints.js';
 import { NewTransactionInKeyError, TransactionalIsolationError, TransactionSuspendedInKeyError } from './transactional.errors.js';
 

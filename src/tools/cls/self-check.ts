@@ -1,10 +1,10 @@
 import { Propagation, type TransactionHost } from '@nestjs-cls/transactional';
 import { ClsServiceManager } from 'nestjs-cls';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import { scopeKey } from '../../parse/scoped-key.js';
-import { executionContext } from '../execution-context.js';
-import type { DatabaseHost } from '../database-host.js';
-import { packageVersion } from '../package-version.js';
+import { scopeKey } from '../../key/scoped-key.js';
+import { executionContext } from '../../hosts/execution-context.js';
+import type { DatabaseHost } from '../../hosts/database-host.js';
+import { packageVersion } from '../../hosts/package-version.js';
 import { NewTransactionInKeyError } from './transactional.errors.js';
 
 /** A transaction-local setting: what a savepoint's rollback undoes, with no table to write. */

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { executionContext } from '../execution-context.js';
+import { executionContext } from '../../hosts/execution-context.js';
 import type { ToolTransactions } from './key-transactions.js';
 
 export interface TypeOrmTransactionOptions {

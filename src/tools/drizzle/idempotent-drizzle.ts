@@ -1,7 +1,7 @@
 import type { DrizzleConfig } from 'drizzle-orm';
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { isKeyClient, type KeyClient } from '../pg/key-client.js';
-import { executionContext } from '../execution-context.js';
+import { isKeyClient, type KeyClient } from '../../hosts/pg/key-client.js';
+import { executionContext } from '../../hosts/execution-context.js';
 
 /**
  * Drizzle on the key's transaction. Build one beside the app's Drizzle database (on the same

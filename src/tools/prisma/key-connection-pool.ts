@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { KeyClient } from '../pg/key-client.js';
+import type { KeyClient } from '../../hosts/pg/key-client.js';
 
 /**
  * A node-postgres `Pool` of one connection, a key transaction's: what `PrismaPg` is given for

@@ -1,9 +1,9 @@
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import { scopeKey } from '../../parse/scoped-key.js';
-import type { DatabaseHost } from '../database-host.js';
-import { executionContext } from '../execution-context.js';
-import { packageVersion } from '../package-version.js';
-import { isKeyClient, type KeyClient } from '../pg/key-client.js';
+import { scopeKey } from '../../key/scoped-key.js';
+import type { DatabaseHost } from '../../hosts/database-host.js';
+import { executionContext } from '../../hosts/execution-context.js';
+import { packageVersion } from '../../hosts/package-version.js';
+import { isKeyClient, type KeyClient } from '../../hosts/pg/key-client.js';
 
 /** What the module uses of a Prisma client (a `PrismaClient`, extended or not). */
 export interface PrismaClientLike {

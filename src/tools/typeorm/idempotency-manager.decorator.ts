@@ -1,6 +1,6 @@
 import { createParamDecorator } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { executionContext } from '../hosts/execution-context.js';
+import { executionContext } from '../../hosts/execution-context.js';
 
 /**
  * Injects the key transaction's EntityManager into an `@Idempotent()` handler parameter

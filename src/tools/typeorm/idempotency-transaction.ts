@@ -1,9 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager, EntityTarget, ObjectLiteral, Repository } from 'typeorm';
-import { DatabaseHost } from '../hosts/database-host.js';
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
-import { deriveDownstreamKey } from './downstream-key.js';
-import { executionContext } from '../hosts/execution-context.js';
+import { DatabaseHost } from '../../hosts/database-host.js';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { deriveDownstreamKey } from '../../key/downstream-key.js';
+import { executionContext } from '../../hosts/execution-context.js';
 
 /**
  * The transaction and key an `@Idempotent()` handler runs with. Inject it wherever business
