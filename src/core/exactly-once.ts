@@ -5,7 +5,7 @@ import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
 import type { KeyHold } from './hold/key-hold.js';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { executionContext } from '../hosts/execution-context.js';
-import type { IdempotentRequest } from '../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
 import { decideWork } from './outcome-decision.js';
 import { KeyReserver, type ReservationRules } from './reserve/key-reserver.js';

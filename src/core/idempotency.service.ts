@@ -4,7 +4,7 @@ import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { naming } from '../options/checks.js';
 import { defined, type ExecutionOptions, executionSettings } from '../options/execution-settings.js';
 import type { IdempotencySettings } from '../options/settings.js';
-import type { IdempotentRequest } from '../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { scopeKey } from '../key/scoped-key.js';
 import { ExactlyOnce, type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './exactly-once.js';
 import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';

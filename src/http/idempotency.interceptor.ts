@@ -7,7 +7,8 @@ import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { IdempotentRoutes } from './idempotent-routes.js';
 import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
-import { type IdempotentRequest, readIdempotentRequest } from './parse/idempotent-request.js';
+import { readIdempotentRequest } from './parse/idempotent-request.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { IdempotencyProblem, Problems } from './problems.js';
 import { OutcomeRecorder } from './run/outcome-recorder.js';
 import { KeyReserver } from '../core/reserve/key-reserver.js';
@@ -17,7 +18,7 @@ import { IdempotencyTelemetry, type TracedOutcome } from '../observe/telemetry/i
 import { awaitTurn } from './wait-mode.js';
 import { withProblemHeaders } from './response/problem-headers.js';
 import { replaceResponse } from './response/response-capture.js';
-import { replayOf } from '../store/stored-response.js';
+import { replayOf } from './response/replay.js';
 import { KeyRun } from './run/key-run.js';
 import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
 

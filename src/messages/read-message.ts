@@ -1,6 +1,6 @@
 import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
-import type { IdempotentRequest } from '../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { scopeKey } from '../key/scoped-key.js';
 import type { MessageSettings } from './message-settings.js';
 import type { ReceivedMessage } from './received-message.js';

@@ -1,56 +1,6 @@
-import type { OutgoingHttpHeaders } from 'node:http';
-import { REPLAYED_HEADER } from '../idempotency.constants.js';
-import { PROBLEM_CONTENT_TYPE, type ProblemDetails } from '../http/problems.js';
-import { type Redaction, redact } from './redaction.js';
-import type { CapturedResponse, ResponseReplacement } from '../http/response/response-capture.js';
-
 /** An outcome as the client received it: status code, allow-listed headers, exact body bytes. */
 export interface StoredResponse {
   status: number;
   headers: [name: string, value: string][];
   body: Buffer;
-}
-
-/**
- * The part of a captured response that is stored: only allow-listed headers, never Set-Cookie,
- * and nothing the route redacts.
- */
-export function toStoredResponse(captured: CapturedResponse, allowed: ReadonlySet<string>, redaction?: Redaction): StoredResponse {
-  const stored = { status: captured.status, headers: pickHeaders(captured.headers, allowed), body: captured.body };
-  return redaction ? redact(stored, redaction) : stored;
-}
-
-/** The replay of a stored outcome, marked `Idempotent-Replayed: true`. */
-export function replayOf(stored: StoredResponse, allowed: ReadonlySet<string>): ResponseReplacement {
-  return {
-    status: stored.status,
-    headers: [...stored.headers, [REPLAYED_HEADER, 'true']],
-    body: stored.body,
-    drop: [...allowed],
-  };
-}
-
-/** A problem response sent in place of what the app produced (e.g. when recording failed). */
-export function problemReplacement(
-  problem: ProblemDetails,
-  allowed: ReadonlySet<string>,
-  headers: Record<string, string> = {},
-): ResponseReplacement {
-  return {
-    status: problem.status,
-    headers: [['content-type', PROBLEM_CONTENT_TYPE], ...Object.entries(headers)],
-    body: Buffer.from(JSON.stringify(problem)),
-    drop: [...allowed],
-    withdraw: true,
-  };
-}
-
-function pickHeaders(headers: OutgoingHttpHeaders, allowed: ReadonlySet<string>): [string, string][] {
-  const picked: [string, string][] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (value === undefined || lower === 'set-cookie' || !allowed.has(lower)) continue;
-    for (const item of Array.isArray(value) ? value : [value]) picked.push([lower, String(item)]);
-  }
-  return picked;
 }

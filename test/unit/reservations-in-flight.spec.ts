@@ -1,5 +1,5 @@
 import { scopeKey } from '../../src/key/scoped-key.js';
-import type { IdempotentRequest } from '../../src/http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../src/key/idempotent-request.js';
 import type { Reservation } from '../../src/core/reserve/reservation.js';
 import { ReservationsInFlight, sharedRefusal, WAIT_LIMIT_MS } from '../../src/core/reserve/reservations-in-flight.js';
 

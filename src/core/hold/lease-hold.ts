@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import type { SqlStatement, StatementResult, DatabaseHost } from '../../hosts/database-host.js';
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';

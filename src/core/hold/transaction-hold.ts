@@ -1,5 +1,5 @@
 import type { KeyTransaction, SqlStatement } from '../../hosts/database-host.js';
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';

@@ -12,7 +12,7 @@ import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { ScopedKey } from '../../key/scoped-key.js';
 import type { Refusal, Reservation } from './reservation.js';
 import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';

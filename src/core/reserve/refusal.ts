@@ -1,4 +1,4 @@
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { KeyRow } from '../../store/table/key-row.js';
 import type { Refusal } from './reservation.js';

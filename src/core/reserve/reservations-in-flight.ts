@@ -1,5 +1,5 @@
 import type { ScopedKey } from '../../key/scoped-key.js';
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { Refusal, Reservation } from './reservation.js';
 
 /**

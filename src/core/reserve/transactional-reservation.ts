@@ -1,6 +1,6 @@
 import type { DatabaseHost, KeyTransaction } from '../../hosts/database-host.js';
 import { TransactionHold } from '../hold/transaction-hold.js';
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import { type KeyRow, keyRowParams } from '../../store/table/key-row.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { KeyTableStrategy } from '../../store/table/key-table-strategy.js';

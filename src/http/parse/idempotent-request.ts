@@ -6,17 +6,8 @@ import { Problems } from '../problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/fingerprint.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
 import { routedPath } from './routed-path.js';
-import { type KeyStorage, type ScopedKey, scopeKey } from '../../key/scoped-key.js';
-
-/**
- * A request the module de-duplicates: its scoped key, its fingerprint (computed once, when first
- * read: a duplicate of a key held here is answered without it) and how long its key lives.
- */
-export interface IdempotentRequest {
-  readonly scope: ScopedKey;
-  readonly fingerprint: Buffer;
-  readonly ttlMs: number;
-}
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
+import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
 
 /** What reading an HTTP request needs of the module's settings (`IdempotencySettings` has it). */
 export interface CallerRules {

@@ -6,7 +6,7 @@ import { keyExecution } from '../../core/key-execution.js';
 import { isTransientFailure } from '../../core/transient-failure.js';
 import type { DatabaseFailure } from '../../hosts/database-failures.js';
 import type { RouteSettings } from '../../options/settings.js';
-import type { IdempotentRequest } from '../parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import { Problems } from '../problems.js';
 import type { Answer } from '../../core/outcome-decision.js';
 import type { OutcomeRecorder } from './outcome-recorder.js';

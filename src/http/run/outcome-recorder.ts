@@ -5,7 +5,7 @@ import type { IdempotencyEvents } from '../../observe/events/idempotency-events.
 import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';
 import { type IdempotencyProblem, Problems } from '../problems.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
-import { problemReplacement, toStoredResponse } from '../../store/stored-response.js';
+import { problemReplacement, toStoredResponse } from '../response/replay.js';
 import { RefusedByDatabaseError } from '../../hosts/database-failures.js';
 import type { KeyHold } from '../../core/hold/key-hold.js';
 import type { IdempotencyTelemetry, TracedOutcome } from '../../observe/telemetry/idempotency-telemetry.js';

@@ -1,4 +1,4 @@
-import type { IdempotentRequest } from '../../http/parse/idempotent-request.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
 
 /** The row of a scoped key, as KEY_ROW reads it. */
 export interface KeyRow {
