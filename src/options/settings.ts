@@ -32,11 +32,9 @@ import {
 import type {
   CallerResolver,
   DataSourceLike,
-  IdempotencyMode,
   IdempotencyModuleOptions,
   IdempotentRouteOptions,
   PgPoolLike,
-  ReplayCacheOptions,
   StorePolicy,
 } from './module-options.js';
 

@@ -1,6 +1,6 @@
 import { BadRequestException, Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { of, timeout } from 'rxjs';
+import { type Observable, of, timeout } from 'rxjs';
 import { DataSource, type EntityManager, type EntitySubscriberInterface } from 'typeorm';
 import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
@@ -161,7 +161,7 @@ class HandlerTransactionController {
 
 /** An outer interceptor that answers on its own after 200 ms, and lets the handler go on. */
 const earlyFallback = {
-  intercept: (_context: unknown, next: { handle(): import('rxjs').Observable<unknown> }) =>
+  intercept: (_context: unknown, next: { handle(): Observable<unknown> }) =>
     next.handle().pipe(timeout({ first: 200, with: () => of({ accepted: true }) })),
 };
 

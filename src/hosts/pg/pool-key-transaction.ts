@@ -76,7 +76,7 @@ export class PoolKeyTransaction implements KeyTransaction<KeyClient> {
       throw translated(error);
     }
     this.connection.inTransaction = false;
-    this.connection.giveBack(false);
+    await this.connection.giveBack(false);
     return results[results.length - 2].rowCount ?? 0;
   }
 
