@@ -6,6 +6,7 @@ import { PrometheusMetrics } from './observe/events/prometheus-metrics.js';
 import { DatabaseHost } from './hosts/database-host.js';
 import { TypeOrmHost } from './hosts/typeorm/typeorm-host.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
+import { HttpEntry } from './http/http-entry.js';
 import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { IdempotentRoutes } from './http/idempotent-routes.js';
@@ -19,6 +20,7 @@ import { KeyReserver } from './core/reserve/key-reserver.js';
 import { RetryAfterEstimate } from './http/retry-after.js';
 import { IdempotentMessageHandlers } from './messages/idempotent-message-handlers.js';
 import { IdempotentMessages } from './messages/idempotent-messages.js';
+import { MessageEntry } from './messages/message-entry.js';
 import { IdempotentMessageInterceptor } from './messages/message.interceptor.js';
 import { MessageRunner } from './messages/message-run.js';
 import { KeyTable } from './store/table/key-table.js';
@@ -63,12 +65,14 @@ import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.
     KeyPartitions,
     IdempotencySweeper,
     IdempotencyTransaction,
+    HttpEntry,
     IdempotencyInterceptor,
     IdempotentRoutesExplorer,
     IdempotencyEvents,
     PrometheusMetrics,
     IdempotentMessageHandlers,
     MessageRunner,
+    MessageEntry,
     IdempotentMessages,
     IdempotentMessageInterceptor,
     IdempotencyResealer,
@@ -77,26 +81,21 @@ import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.
     IdempotencyKeyConsole,
     IdempotencyTelemetry,
   ],
+  // What apps inject, and what the module's own integrations (tools/, terminus) inject: the
+  // interceptors reach the entries through ModuleRef, so nothing else need leave the module.
   exports: [
-    IDEMPOTENCY_SETTINGS,
     IdempotencyService,
-    DatabaseHost,
-    IdempotentRoutes,
-    KeyReserver,
-    IdempotencySweeper,
     IdempotencyTransaction,
-    IdempotencyInterceptor,
-    IdempotencyEvents,
-    IdempotentMessageHandlers,
-    MessageRunner,
     IdempotentMessages,
-    IdempotentMessageInterceptor,
+    IdempotencyEvents,
+    IdempotencySweeper,
     IdempotencyResealer,
-    KeyDrain,
-    KeyTable,
     IdempotencyKeyConsole,
-    RetryAfterEstimate,
-    IdempotencyTelemetry,
+    IdempotencyInterceptor,
+    IdempotentMessageInterceptor,
+    IDEMPOTENCY_SETTINGS,
+    DatabaseHost,
+    KeyTable,
   ],
 })
 export class IdempotencyModule extends ConfigurableModuleClass {

@@ -48,12 +48,12 @@ const HANDLED = Symbol('nestjs-pg-idempotency:handled');
 type Handling = { kind: 'passing' } | { kind: 'running'; run: KeyRun } | { kind: 'answered' };
 
 /**
- * The request pipeline of an `@Idempotent()` route: parse → reserve → run, replay or refuse.
+ * The HTTP entry, the pipeline of an `@Idempotent()` route: parse → reserve → run, replay or refuse.
  * The outcome is captured where the platform writes it, after every serializer, interceptor and
  * exception filter, and recorded (or the key released) before the response leaves.
  */
 @Injectable()
-export class IdempotencyInterceptor implements NestInterceptor {
+export class HttpEntry implements NestInterceptor {
   private readonly logger = new Logger('Idempotency');
 
   constructor(

@@ -20,7 +20,7 @@ const MESSAGE_PATTERN = 1;
  * answers nothing: its next delivery answers.
  */
 @Injectable()
-export class IdempotentMessageInterceptor implements NestInterceptor {
+export class MessageEntry implements NestInterceptor {
   constructor(
     private readonly handlers: IdempotentMessageHandlers,
     private readonly runner: MessageRunner,
