@@ -22,7 +22,9 @@
 //   'payment.call' (caller data.caller, payload { amount }) over the same write; data.holdMs: holds
 //   that long after its write; data.poison: throws after its write. Answers { kind, value }.
 //   TRANSPORT=none: an app with no microservice, for the calls alone.
-// GET /stats answers the module's message events counted by type. Prints "listening on <url>".
+// GET /stats answers the module's message events counted by type; GET /stats/running the
+// payment.created handlers running now and the most that ran at once. MAX_IN_FLIGHT: JetStreamServer's
+// maxInFlight. Prints "listening on <url>".
 import 'reflect-metadata';
 import { Body, Controller, Get, Global, Module, Param, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -101,11 +103,17 @@ const mayDie = env.SURVIVES !== '1';
 
 class MessagesController {
   async created(data, context) {
-    await pay(data);
-    if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
-    if (data.poison) throw new Error(`poison message ${data.amount}`);
-    if (data.kill === 'before-commit' && mayDie) process.kill(process.pid, 'SIGKILL');
-    if (data.kill === 'after-commit' && mayDie) killAfterCommit.add(data.amount);
+    running.now++;
+    running.most = Math.max(running.most, running.now);
+    try {
+      await pay(data);
+      if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
+      if (data.poison) throw new Error(`poison message ${data.amount}`);
+      if (data.kill === 'before-commit' && mayDie) process.kill(process.pid, 'SIGKILL');
+      if (data.kill === 'after-commit' && mayDie) killAfterCommit.add(data.amount);
+    } finally {
+      running.now--;
+    }
   }
 
   async quote(data) {
@@ -119,13 +127,20 @@ decorate(MessagesController, 'created', [EventPattern(`${PREFIX}payment.created`
 decorate(MessagesController, 'quote', [MessagePattern(`${PREFIX}payment.quote`), IdempotentMessage(options)], [Payload()]);
 
 const counts = {};
+/** The payment.created handlers running now, and the most that ran at once. */
+const running = { now: 0, most: 0 };
 class StatsController {
   stats() {
     return counts;
   }
+
+  running() {
+    return running;
+  }
 }
 Controller('stats')(StatsController);
 decorate(StatsController, 'stats', [Get()], []);
+decorate(StatsController, 'running', [Get('running')], []);
 
 class CallsController {
   async call(key, data) {
@@ -156,7 +171,7 @@ if (transport !== 'none') {
   app.connectMicroservice(
     transport === 'rmq'
       ? { transport: Transport.RMQ, options: { urls: [RABBITMQ], queue: env.QUEUE, noAck: false, prefetchCount: 16, queueOptions } }
-      : { strategy: new JetStreamServer({ servers: NATS, stream: env.STREAM, durable: env.DURABLE, ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000) }) },
+      : { strategy: new JetStreamServer({ servers: NATS, stream: env.STREAM, durable: env.DURABLE, ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000), maxInFlight: Number(env.MAX_IN_FLIGHT ?? 16) }) },
   );
   await app.startAllMicroservices();
 }

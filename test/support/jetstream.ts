@@ -17,6 +17,8 @@ export interface TestStream {
   publish(pattern: string, data: unknown, messageId?: string, raw?: Uint8Array): Promise<void>;
   /** Messages the stream holds, and those its consumers have not acked yet. */
   pending(): Promise<number>;
+  /** Messages delivered to its consumers and not acked yet. */
+  ackPending(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -54,6 +56,11 @@ export async function testStream(): Promise<TestStream> {
       let left = 0;
       for await (const consumer of manager.consumers.list(name)) left += consumer.num_pending + consumer.num_ack_pending;
       return left;
+    },
+    async ackPending() {
+      let unacked = 0;
+      for await (const consumer of manager.consumers.list(name)) unacked += consumer.num_ack_pending;
+      return unacked;
     },
     async close() {
       await manager.streams.delete(name).catch(() => undefined);
