@@ -5,6 +5,11 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import type { MessageDelivery } from '../transports/message-delivery.js';
 import { type JetStreamMessage, jetStreamDelivery } from './jetstream-delivery.js';
 
+const DEFAULT_ACK_WAIT_MS = 30_000;
+const DEFAULT_MAX_IN_FLIGHT = 16;
+/** How long one fetch waits on the server for messages before the next is sent. */
+const FETCH_EXPIRES_MS = 5_000;
+
 /** Options of `JetStreamServer`. */
 export interface JetStreamServerOptions {
   /** The NATS servers (`nats://127.0.0.1:4222`). */
@@ -17,7 +22,10 @@ export interface JetStreamServerOptions {
   durable: string;
   /** How long JetStream waits for an ack before it delivers a message again. Default: 30 s. */
   ackWaitMs?: number;
-  /** Messages each pattern's consumer holds at once. Default: 16. */
+  /**
+   * Handlers of each pattern that run at once in this process; messages are fetched only for the
+   * free ones, so the process holds at most this many of the pattern unacknowledged. Default: 16.
+   */
   maxInFlight?: number;
   /** For handlers without `@IdempotentMessage()`: deliveries before a failing message is terminated. Default: 5. */
   maxDeliver?: number;
@@ -55,7 +63,10 @@ export class JetStreamContext extends BaseRpcContext<[JetStreamMessage, string, 
 export class JetStreamServer extends Server implements CustomTransportStrategy {
   override readonly transportId = Symbol.for('nestjs-pg-idempotency:jetstream');
   private connection?: NatsConnection;
-  private readonly consumers: ConsumerMessages[] = [];
+  /** The fetches waiting for messages, stopped at close. */
+  private readonly fetching = new Set<ConsumerMessages>();
+  /** Every handler running, which close waits for. */
+  private readonly inFlight = new Set<Promise<void>>();
   private closing = false;
 
   constructor(private readonly options: JetStreamServerOptions) {
@@ -79,11 +90,11 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
           filter_subject: pattern,
           ack_policy: AckPolicy.Explicit,
           deliver_policy: DeliverPolicy.All,
-          ack_wait: nanos(this.options.ackWaitMs ?? 30_000),
+          ack_wait: nanos(this.options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS),
           max_deliver: -1,
         });
         const consumer = await connection.jetstream().consumers.get(this.options.stream, durable);
-        void this.serve(consumer, await this.consume(consumer), pattern);
+        void this.serve(consumer, pattern);
       }
       callback();
     } catch (error) {
@@ -91,9 +102,15 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     }
   }
 
+  /**
+   * Stops fetching, waits for the handlers in flight (no longer than `ackWaitMs`, after which
+   * JetStream delivers their messages again anyway), then drains the connection.
+   */
   async close(): Promise<void> {
     this.closing = true;
-    for (const messages of this.consumers.splice(0)) messages.stop();
+    for (const batch of this.fetching) batch.stop();
+    const handlers = Promise.allSettled(this.inFlight);
+    await Promise.race([handlers, sleep(this.options.ackWaitMs ?? DEFAULT_ACK_WAIT_MS, undefined, { ref: false })]);
     await this.connection?.drain().catch(() => undefined);
     this.connection = undefined;
   }
@@ -104,33 +121,38 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
     return this.connection as T;
   }
 
-  private async consume(consumer: Consumer): Promise<ConsumerMessages> {
-    const messages = await consumer.consume({ max_messages: this.options.maxInFlight ?? 16 });
-    this.consumers.push(messages);
-    return messages;
-  }
-
   /**
-   * Hands each message of `pattern` to its handler until the server closes. Consuming that stops
-   * on its own (an error of the client or the stream) is logged and started again a second later,
-   * so that a pattern never stops being served without a word.
+   * Hands the messages of `pattern` to its handler until the server closes: at most `maxInFlight`
+   * run at once, and messages are fetched only for the handlers free to take them, so that the
+   * process holds no more than that unacknowledged beside them. A fetch that fails (an error of
+   * the client or the stream) is logged and tried again a second later, so that a pattern never
+   * stops being served without a word.
    */
-  private async serve(consumer: Consumer, first: ConsumerMessages, pattern: string): Promise<void> {
-    let messages: ConsumerMessages | undefined = first;
+  private async serve(consumer: Consumer, pattern: string): Promise<void> {
+    const most = this.options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    const running = new Set<Promise<void>>();
     while (!this.closing) {
       try {
-        messages ??= await this.consume(consumer);
-        for await (const message of messages) void this.handle(message as unknown as JetStreamMessage, pattern);
-        if (this.closing) return;
-        this.logger.error(`${pattern}: consuming stopped; started again in 1 s`);
+        while (running.size >= most) await Promise.race(running);
+        const batch = await consumer.fetch({ max_messages: most - running.size, expires: FETCH_EXPIRES_MS });
+        this.fetching.add(batch);
+        try {
+          for await (const message of batch) {
+            const handled: Promise<void> = this.handle(message as unknown as JetStreamMessage, pattern).finally(() => {
+              running.delete(handled);
+              this.inFlight.delete(handled);
+            });
+            running.add(handled);
+            this.inFlight.add(handled);
+          }
+        } finally {
+          this.fetching.delete(batch);
+        }
       } catch (error) {
         if (this.closing) return;
-        this.logger.error(`${pattern}: consuming failed (${(error as Error)?.message ?? String(error)}); started again in 1 s`);
+        this.logger.error(`${pattern}: fetching failed (${(error as Error)?.message ?? String(error)}); tried again in 1 s`);
+        await sleep(1_000);
       }
-      const at = messages ? this.consumers.indexOf(messages) : -1;
-      if (at >= 0) this.consumers.splice(at, 1);
-      messages = undefined;
-      await sleep(1_000);
     }
   }
 
