@@ -1,5 +1,10 @@
-/** DI token of the resolved module settings (defaults merged). */
-export const IDEMPOTENCY_SETTINGS = Symbol('IDEMPOTENCY_SETTINGS');
+/**
+ * DI token of the resolved module settings (defaults merged). A registered symbol, as the port's
+ * token is: an app that loads both builds of the package (its own `import`, a CommonJS
+ * dependency's `require`) injects one settings provider from either. The suffix is the shape of
+ * `IdempotencySettings`: a release that changes the shape changes the suffix.
+ */
+export const IDEMPOTENCY_SETTINGS = Symbol.for('nestjs-pg-idempotency.settings.v1');
 
 /** Metadata key under which `@Idempotent()` stores its route options. */
 export const IDEMPOTENT_ROUTE = 'nestjs-pg-idempotency:route';

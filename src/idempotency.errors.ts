@@ -1,8 +1,19 @@
-/** The module cannot work as configured; the message says what to change. */
-export class IdempotencyConfigurationError extends Error {
-  constructor(message: string) {
-    super(`nestjs-pg-idempotency: ${message}`);
-    this.name = 'IdempotencyConfigurationError';
+/**
+ * The base of every error the module throws: `instanceof IdempotencyError` tells them apart from
+ * the app's. `name` is the class's, `cause` (when given) the error it comes from, and the message
+ * says what happened and, where the app can do something about it, what to change.
+ */
+export class IdempotencyError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The module cannot work as configured, or is used where it cannot be; the message says what to change. */
+export class IdempotencyConfigurationError extends IdempotencyError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`nestjs-pg-idempotency: ${message}`, options);
   }
 }
 
@@ -16,7 +27,6 @@ export class UnreplayableRouteError extends IdempotencyConfigurationError {
       `these @Idempotent() routes cannot replay their responses:\n` +
         routes.map((route) => `  - ${route}`).join('\n'),
     );
-    this.name = 'UnreplayableRouteError';
   }
 }
 
@@ -33,6 +43,5 @@ export class NotAnHttpRouteError extends IdempotencyConfigurationError {
         `for the decorator they carry: remove it from them (a @MessagePattern() / @EventPattern() handler takes @IdempotentMessage()):\n` +
         handlers.map((handler) => `  - ${handler}`).join('\n'),
     );
-    this.name = 'NotAnHttpRouteError';
   }
 }

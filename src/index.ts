@@ -25,7 +25,7 @@ export {
   IDEMPOTENCY_CORS_EXPOSED_HEADERS,
   withIdempotencyCors,
 } from './http/idempotency.cors.js';
-export { IdempotencyConfigurationError, NotAnHttpRouteError, UnreplayableRouteError } from './idempotency.errors.js';
+export { IdempotencyConfigurationError, IdempotencyError, NotAnHttpRouteError, UnreplayableRouteError } from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './http/problems.js';
 export type { Duration } from './options/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import { IdempotencyError } from '../idempotency.errors.js';
 
 /** What the drain reads of the module's settings (`IdempotencySettings` has it). */
 interface DrainSettings {
@@ -16,9 +17,7 @@ export interface DrainedHold {
 const logger = new Logger('Idempotency');
 
 /** A key refused because the drain began: nothing was reserved, nothing ran. */
-export class ShuttingDownError extends Error {
-  override readonly name = 'ShuttingDownError';
-
+export class ShuttingDownError extends IdempotencyError {
   constructor() {
     super('the app is shutting down: no key is taken any more');
   }

@@ -1,10 +1,13 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import { EMPTY, lastValueFrom, NEVER, type Observable, of, throwError } from 'rxjs';
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import { IdempotencyConfigurationError, IdempotencyError } from '../idempotency.errors.js';
 import { IdempotentMessageHandlers } from './idempotent-message-handlers.js';
 import { type MessageOutcome, settlementOf } from './message-outcome.js';
 import { MessageRunner } from './message-run.js';
 import { deliveryOf } from './transports/deliveries.js';
+
+/** What a request-reply pattern answers for a message that ended without a reply (failed, dead-lettered, refused). */
+export class MessageNotAnsweredError extends IdempotencyError {}
 
 /** `microservices:handler_type` (`@nestjs/microservices` `PatternHandler`): 1 for `@MessagePattern()`, 2 for `@EventPattern()`. */
 const HANDLER_TYPE_METADATA = 'microservices:handler_type';
@@ -62,12 +65,12 @@ function answerOf(outcome: MessageOutcome, publishesEnd: boolean): Observable<un
     case 'unavailable':
       return publishesEnd ? NEVER : EMPTY;
     case 'failed-before':
-      return throwError(() => new Error(`the message was recorded as failed: ${outcome.error}`));
+      return throwError(() => new MessageNotAnsweredError(`the message was recorded as failed: ${outcome.error}`));
     case 'dead':
-      return throwError(() => new Error(`the message failed its last attempt and was dead-lettered: ${(outcome.error as Error)?.message ?? String(outcome.error)}`));
+      return throwError(() => new MessageNotAnsweredError(`the message failed its last attempt and was dead-lettered: ${(outcome.error as Error)?.message ?? String(outcome.error)}`, { cause: outcome.error }));
     case 'mismatch':
-      return throwError(() => new Error('the message came with a key already used for another payload; it was not run, and was dead-lettered'));
+      return throwError(() => new MessageNotAnsweredError('the message came with a key already used for another payload; it was not run, and was dead-lettered'));
     case 'malformed':
-      return throwError(() => new Error(`the message cannot be de-duplicated: ${outcome.why}`));
+      return throwError(() => new MessageNotAnsweredError(`the message cannot be de-duplicated: ${outcome.why}`));
   }
 }

@@ -1,3 +1,4 @@
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -61,7 +62,7 @@ export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, B
 
   /** The DataSource holding `idempotency_keys` and the business tables. */
   get dataSource(): DataSource {
-    if (!this.source) throw new Error('nestjs-pg-idempotency: the TypeORM DataSource is not resolved yet (before the module initialised)');
+    if (!this.source) throw new IdempotencyConfigurationError('the TypeORM DataSource is not resolved yet (before the module initialised)');
     return this.source;
   }
 

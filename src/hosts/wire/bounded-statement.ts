@@ -2,7 +2,7 @@ import type { Bound, Statement, StatementResult } from '../database-host.js';
 import { destroyConnection, type PgClient } from './pg-client.js';
 import { translated } from './postgres-failures.js';
 import { onceMoreIfVanished, type StatementSender } from './statement-sender.js';
-import { givenUpAfter } from './time-bound.js';
+import { givenUpAfter, StatementTimeoutError } from './time-bound.js';
 
 /** A connection taken from a pool, and how to give it back. */
 export interface PooledConnection {
@@ -31,7 +31,7 @@ export async function runBounded(
   const work = (async () => {
     const connection = await connect();
     release = () => connection.release();
-    if (givenUp) throw new Error(`${what} was given up before it was sent`);
+    if (givenUp) throw new StatementTimeoutError(`${what} was given up before it was sent`);
     client = connection.client;
     return await onceMoreIfVanished(() => sender.send(connection.client, statements));
   })();

@@ -1,3 +1,5 @@
+import { IdempotencyError } from '../../idempotency.errors.js';
+
 /**
  * A COMMIT that PostgreSQL carried out as a ROLLBACK: a statement had failed inside the
  * transaction (a handler that caught a database error and went on), so nothing of it was kept.
@@ -5,12 +7,11 @@
  * SQLSTATE such a transaction gives any other statement (25P02), so the outcome is answered as
  * the database's refusal.
  */
-export class RolledBackAtCommitError extends Error {
+export class RolledBackAtCommitError extends IdempotencyError {
   readonly code = '25P02';
 
   constructor() {
     super("COMMIT rolled the key's transaction back: a statement had failed in it, so nothing of it was kept");
-    this.name = 'RolledBackAtCommitError';
   }
 }
 

@@ -1,4 +1,5 @@
 import type { PooledConnection } from './bounded-statement.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** Connections of the module's own pool; each statement on it takes about a millisecond. */
 export const OWN_POOL_SIZE = 2;
@@ -26,7 +27,7 @@ export class OwnPool<Pool> {
   constructor(private readonly kind: PoolKind<Pool>) {}
 
   async connect(): Promise<PooledConnection> {
-    if (this.closed) throw new Error('nestjs-pg-idempotency: the app has shut down; lease-mode statements are no longer sent');
+    if (this.closed) throw new IdempotencyError('the app has shut down; lease-mode statements are no longer sent');
     this.pool ??= this.kind.open().catch((error: unknown) => {
       this.pool = undefined;
       throw error;

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { SqlStatement, Statement, StatementResult } from '../database-host.js';
 import type { PgClient } from './pg-client.js';
 import { executeText, prepareText, wholeText } from './sql-text.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** A part of a message: a statement of the module's, or an SQL command without parameters. */
 export type MessagePart = Statement | string;
@@ -13,7 +14,7 @@ export type MessagePart = Statement | string;
  * nothing of it can commit; the sender now sends its statements whole, so that the same work,
  * started again, succeeds.
  */
-export class StatementsVanishedError extends Error {
+export class StatementsVanishedError extends IdempotencyError {
   readonly code = '26000';
 
   constructor(
@@ -21,7 +22,6 @@ export class StatementsVanishedError extends Error {
     why = VANISHED,
   ) {
     super(`${(cause as Error)?.message ?? String(cause)} (${why})`);
-    this.name = 'StatementsVanishedError';
   }
 }
 

@@ -1,7 +1,11 @@
+import { IdempotencyError } from '../../idempotency.errors.js';
+/** A statement of the module's given up: it did not answer within its bound, or the app is shutting down. */
+export class StatementTimeoutError extends IdempotencyError {}
+
 /**
  * `work`, given up after `timeoutMs` or when `signal` aborts: `onGiveUp` runs (it destroys the
  * connection the work runs on, so that the pool drops it instead of keeping it checked out), and
- * the result rejects with `what` in its message. A connection that died without a word (a lost
+ * the result rejects with a `StatementTimeoutError` that names `what`. A connection that died without a word (a lost
  * NAT or load-balancer entry, a failed-over host) never answers: without a bound, a statement on
  * it waits for as long as the operating system keeps the socket. What `work` does after it was
  * given up is ignored.
@@ -18,7 +22,7 @@ export async function givenUpAfter<T>(
   const givenUp = new Promise<never>((_, reject) => {
     const giveUp = (why: string) => {
       onGiveUp();
-      reject(new Error(`${what} ${why}`));
+      reject(new StatementTimeoutError(`${what} ${why}`));
     };
     timer = setTimeout(() => giveUp(`did not answer within ${timeoutMs} ms`), timeoutMs);
     if (signal) {

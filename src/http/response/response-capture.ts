@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** A response as the app finished it, before any byte reached the socket. */
 export interface CapturedResponse {
@@ -89,7 +90,7 @@ export function captureResponse(
       },
       (error: unknown) => {
         restore();
-        raw.destroy(error instanceof Error ? error : new Error(String(error)));
+        raw.destroy(error instanceof Error ? error : new IdempotencyError(String(error), { cause: error }));
       },
     );
     return this;

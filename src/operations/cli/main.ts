@@ -5,6 +5,7 @@ import { KeyConsole, KeyConsoleInputError, KeyNotFoundError } from '../console/k
 import { toMilliseconds, type Duration } from '../../options/duration.js';
 import type { KeyStorage } from '../../key/scoped-key.js';
 import { countRows, inProgressRows, keyRows } from './key-output.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** Exit codes: what went wrong, for scripts. */
 const EXIT = { ok: 0, usage: 2, notFound: 3, database: 4 } as const;
@@ -23,7 +24,8 @@ Options:
   --database-url    instead of DATABASE_URL
 `;
 
-class UsageError extends Error {}
+/** A command line the CLI cannot read: its usage is printed. */
+class UsageError extends IdempotencyError {}
 
 async function main(argv: string[]): Promise<number> {
   let parsed;

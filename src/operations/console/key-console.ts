@@ -1,6 +1,7 @@
 import type { Statement, StatementResult } from '../../hosts/database-host.js';
 import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
 import { COUNT_BY_STATE, EXPIRE_KEY, IN_PROGRESS, KEY_ROWS } from './key-console.sql.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** One key's row as a console shows it: no stored body, no stored header. */
 export interface KeyReport {
@@ -42,14 +43,10 @@ export interface KeyQuery {
 }
 
 /** A key the console was asked about that does not make sense: it names the problem for the person who typed it. */
-export class KeyConsoleInputError extends Error {
-  override readonly name: string = 'KeyConsoleInputError';
-}
+export class KeyConsoleInputError extends IdempotencyError {}
 
 /** The key the console was asked to change has no row (never recorded, swept, or a table with digested keys asked in clear). */
-export class KeyNotFoundError extends KeyConsoleInputError {
-  override readonly name = 'KeyNotFoundError';
-}
+export class KeyNotFoundError extends KeyConsoleInputError {}
 
 /** What a console runs its statements with. */
 export type RunStatement = (statement: Statement) => Promise<StatementResult>;

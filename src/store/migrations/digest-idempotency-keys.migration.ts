@@ -1,5 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DIGEST_IDEMPOTENCY_KEYS } from './digest-idempotency-keys.schema.js';
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 
 /**
  * Rewrites the keys of `idempotency_keys` as digests, for switching a table that holds rows to
@@ -16,6 +17,6 @@ export class DigestIdempotencyKeys1796169600000 implements MigrationInterface {
   }
 
   async down(): Promise<void> {
-    throw new Error('DigestIdempotencyKeys1796169600000 cannot be reverted: a digest cannot be turned back into its key');
+    throw new IdempotencyConfigurationError('DigestIdempotencyKeys1796169600000 cannot be reverted: a digest cannot be turned back into its key');
   }
 }

@@ -1,6 +1,6 @@
 import { Propagation, type TransactionHost } from '@nestjs-cls/transactional';
 import { ClsServiceManager } from 'nestjs-cls';
-import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { IdempotencyConfigurationError, IdempotencyError } from '../../idempotency.errors.js';
 import { scopeKey } from '../../key/scoped-key.js';
 import { executionContext } from '../../hosts/execution-context.js';
 import type { DatabaseHost } from '../../hosts/database-host.js';
@@ -57,7 +57,7 @@ export async function checkKeyTransactions<Tx>(txHost: TransactionHost<any>, dat
 async function probe<Tx>(txHost: TransactionHost<any>, tool: CheckedTool<Tx>): Promise<string | undefined> {
   const key = tool.keyTx();
   if (key === undefined || txHost.tx !== key) return "txHost.tx inside an @Idempotent() request is not the key's transaction";
-  const failure = new Error('the check fails this transaction on purpose');
+  const failure = new IdempotencyError('the check fails this transaction on purpose');
   const current = () => txHost.tx as Tx;
   const marked = () => tool.value(key, MARKED);
   let joined: string | null | undefined;

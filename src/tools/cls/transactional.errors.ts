@@ -12,7 +12,6 @@ export class NewTransactionInKeyError extends IdempotencyConfigurationError {
         "would commit outside the key's transaction, and a retry could run its writes again; use the default Propagation.Required " +
         '(a savepoint of the key\'s transaction) or Propagation.Nested, or move this work to a lease-mode route',
     );
-    this.name = 'NewTransactionInKeyError';
   }
 }
 
@@ -26,7 +25,6 @@ export class TransactionSuspendedInKeyError extends IdempotencyConfigurationErro
       "txHost.tx inside Propagation.NotSupported (or after the transaction was suspended) within an @Idempotent() request: its writes would commit outside the key's transaction, " +
         'and a retry could run them again; use the default propagation, or move this work to a lease-mode route',
     );
-    this.name = 'TransactionSuspendedInKeyError';
   }
 }
 
@@ -37,6 +35,5 @@ export class TransactionalIsolationError extends IdempotencyConfigurationError {
       `a transaction at ${isolationLevel} inside an @Idempotent() request: it runs inside the key's transaction, which is READ COMMITTED ` +
         '(the key\'s lookup needs it); remove the isolation level (from defaultTxOptions too) and lock the rows a decision reads (SELECT … FOR UPDATE)',
     );
-    this.name = 'TransactionalIsolationError';
   }
 }

@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { IdempotencyConfigurationError, IdempotencyError } from '../../idempotency.errors.js';
 import { scopeKey } from '../../key/scoped-key.js';
 import type { DatabaseHost } from '../../hosts/database-host.js';
 import { executionContext } from '../../hosts/execution-context.js';
@@ -66,7 +66,7 @@ async function probe(keyClient: KeyClient, client: PrismaClientLike): Promise<st
   if (found?.pid !== key.pid) return "a query of the key's Prisma client ran on another connection than the key's";
   if (found?.tx !== key.tx) return "a query of the key's Prisma client ran outside the key's transaction";
   await client.$executeRawUnsafe(MARK('key'));
-  const failure = new Error('the check fails this transaction on purpose');
+  const failure = new IdempotencyError('the check fails this transaction on purpose');
   await Promise.resolve(
     client.$transaction(async (tx: PrismaClientLike) => {
       await tx.$executeRawUnsafe(MARK('interactive'));

@@ -54,7 +54,7 @@ export class IdempotencyTransaction {
   downstreamKey(name: string): string {
     const execution = executionContext.getStore();
     if (!execution) {
-      throw new Error('nestjs-pg-idempotency: downstreamKey() is only available inside an @Idempotent() request with a key');
+      throw new IdempotencyConfigurationError('downstreamKey() is only available inside an @Idempotent() request with a key, or a call of IdempotencyService.run()');
     }
     return deriveDownstreamKey(execution.scope, name);
   }

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ShuttingDownError } from '../../src/core/key-drain.js';
+import { DatabaseUnavailableError, LostRaceError, RefusedByDatabaseError } from '../../src/hosts/database-failures.js';
+import { RolledBackAtCommitError } from '../../src/hosts/wire/commit-outcome.js';
+import { StatementsVanishedError } from '../../src/hosts/wire/statement-sender.js';
+import { givenUpAfter, StatementTimeoutError } from '../../src/hosts/wire/time-bound.js';
+import { IdempotencyConfigurationError, IdempotencyError, KeyConsoleInputError, KeyNotFoundError, NotAnHttpRouteError, UnreadableOutcomeError } from '../../src/index.js';
+import { MessageNotAnsweredError } from '../../src/messages/message-entry.js';
+import { NewTransactionInKeyError } from '../../src/tools/cls/transactional.errors.js';
+
+/** Where an error of the module may be built from `Error` itself: the base, and the client (no Nest, a subpath of its own). */
+const OWN_BASE = ['idempotency.errors.ts'];
+const OUTSIDE_THE_MODULE = ['client/', 'demo/'];
+
+describe('one error base: every error of the module is an IdempotencyError', () => {
+  it('no file of src/ throws a bare Error or extends Error but the base itself', () => {
+    const files = (readdirSync('src', { recursive: true }) as string[]).filter(
+      (file) => file.endsWith('.ts') && !OWN_BASE.includes(file) && !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
+    );
+    const bare = files.filter((file) => /\bnew Error\(|\bthrow Error\(|\bextends Error\b/.test(readFileSync(join('src', file), 'utf8')));
+    expect(bare).toEqual([]);
+  });
+
+  it.each<[string, Error]>([
+    ['IdempotencyConfigurationError', new IdempotencyConfigurationError('set the pool option')],
+    ['NotAnHttpRouteError', new NotAnHttpRouteError(['A.b'])],
+    ['NewTransactionInKeyError', new NewTransactionInKeyError()],
+    ['DatabaseUnavailableError', new DatabaseUnavailableError(new Error('connection terminated'), '57P01')],
+    ['LostRaceError', new LostRaceError(new Error('deadlock detected'), '40P01')],
+    ['RefusedByDatabaseError', new RefusedByDatabaseError(new Error('division by zero'), '22012')],
+    ['StatementsVanishedError', new StatementsVanishedError(new Error('prepared statement "x" does not exist'), 'the pooler lost it')],
+    ['RolledBackAtCommitError', new RolledBackAtCommitError()],
+    ['StatementTimeoutError', new StatementTimeoutError('a sweep did not answer within 10 ms')],
+    ['ShuttingDownError', new ShuttingDownError()],
+    ['UnreadableOutcomeError', new UnreadableOutcomeError('unknown key id', 'k1')],
+    ['KeyConsoleInputError', new KeyConsoleInputError('no such key')],
+    ['KeyNotFoundError', new KeyNotFoundError('no row')],
+    ['MessageNotAnsweredError', new MessageNotAnsweredError('dead-lettered')],
+  ])('%s is an IdempotencyError named after its class', (name, error) => {
+    expect(error).toBeInstanceOf(IdempotencyError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe(name);
+  });
+
+  it('keeps the cause: a database failure carries the driver error, and says what it said', () => {
+    const driver = Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+    const failure = new DatabaseUnavailableError(driver, '57P01');
+    expect(failure.cause).toBe(driver);
+    expect(failure.message).toBe('terminating connection due to administrator command');
+    expect(failure.sqlState).toBe('57P01');
+    const wrapped = new IdempotencyConfigurationError('the pool is closed', { cause: driver });
+    expect(wrapped.cause).toBe(driver);
+    expect(wrapped.message).toBe('nestjs-pg-idempotency: the pool is closed');
+  });
+
+  it('a statement that does not answer in its bound rejects with StatementTimeoutError, naming it, and its connection is given up', async () => {
+    let gaveUp = false;
+    const never = new Promise<never>(() => undefined);
+    const timedOut = givenUpAfter('a sweep batch', { timeoutMs: 10 }, never, () => (gaveUp = true));
+    await expect(timedOut).rejects.toBeInstanceOf(StatementTimeoutError);
+    await expect(timedOut).rejects.toThrow('a sweep batch did not answer within 10 ms');
+    expect(gaveUp).toBe(true);
+  });
+});
