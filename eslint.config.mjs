@@ -4,7 +4,9 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'compat/', 'node_modules/', '.node-lines/', 'src/demo/prisma/generated/', 'scripts/smoke-pack/'] },
+  {
+    ignores: ['dist/', 'compat/', 'node_modules/', '.node-lines/', 'src/demo/prisma/generated/', 'scripts/smoke-pack/'],
+  },
   {
     files: ['src/**/*.ts', 'test/**/*.ts'],
     extends: [tseslint.configs.base],
@@ -15,7 +17,10 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       eqeqeq: ['error', 'always'],
     },
   },

@@ -13,7 +13,9 @@ import { start } from './processes.mjs';
 const RABBITMQ = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 export async function measureConsumers(database, { rounds, execPath, backlog = 3_000, rate = 300, seconds = 5, log }) {
-  await database.sql('CREATE TABLE IF NOT EXISTS bench_messages (batch text NOT NULL, published_at timestamptz NOT NULL, committed_at timestamptz NOT NULL DEFAULT clock_timestamp())');
+  await database.sql(
+    'CREATE TABLE IF NOT EXISTS bench_messages (batch text NOT NULL, published_at timestamptz NOT NULL, committed_at timestamptz NOT NULL DEFAULT clock_timestamp())',
+  );
   const connection = await amqplib.connect(RABBITMQ);
   const channel = await connection.createChannel();
   const queues = { plain: `bench.plain.${randomUUID()}`, module: `bench.module.${randomUUID()}` };
@@ -21,14 +23,24 @@ export async function measureConsumers(database, { rounds, execPath, backlog = 3
   try {
     for (const mode of ['plain', 'module']) {
       await channel.assertQueue(queues[mode], { durable: true });
-      consumers[mode] = await start('servers/consumer.mjs', { name: `${mode} consumer`, env: { DATABASE_URL: database.url, CONSUMER: mode, QUEUE: queues[mode] }, execPath });
+      consumers[mode] = await start('servers/consumer.mjs', {
+        name: `${mode} consumer`,
+        env: { DATABASE_URL: database.url, CONSUMER: mode, QUEUE: queues[mode] },
+        execPath,
+      });
     }
     const publish = (mode, batch) =>
-      channel.sendToQueue(queues[mode], Buffer.from(JSON.stringify({ pattern: 'bench.message', data: { batch, publishedAt: Date.now() } })), { messageId: randomUUID(), persistent: true });
-    const written = async (batch) => (await database.sql('SELECT count(*)::int AS n FROM bench_messages WHERE batch = $1', [batch]))[0].n;
+      channel.sendToQueue(
+        queues[mode],
+        Buffer.from(JSON.stringify({ pattern: 'bench.message', data: { batch, publishedAt: Date.now() } })),
+        { messageId: randomUUID(), persistent: true },
+      );
+    const written = async (batch) =>
+      (await database.sql('SELECT count(*)::int AS n FROM bench_messages WHERE batch = $1', [batch]))[0].n;
     const waitWritten = async (batch, count) => {
-      for (const deadline = Date.now() + 300_000; (await written(batch)) < count; ) {
-        if (Date.now() > deadline) throw new Error(`the ${batch} consumer did not write ${count} rows within 5 minutes`);
+      for (const deadline = Date.now() + 300_000; (await written(batch)) < count;) {
+        if (Date.now() > deadline)
+          throw new Error(`the ${batch} consumer did not write ${count} rows within 5 minutes`);
         await sleep(50);
       }
     };
@@ -43,7 +55,10 @@ export async function measureConsumers(database, { rounds, execPath, backlog = 3
         const drained = `backlog-${mode}-${round}-${randomUUID()}`;
         for (let i = 0; i < backlog; i++) publish(mode, drained);
         await waitWritten(drained, backlog);
-        const [span] = await database.sql('SELECT extract(epoch FROM max(committed_at) - min(committed_at)) * 1000 AS ms FROM bench_messages WHERE batch = $1', [drained]);
+        const [span] = await database.sql(
+          'SELECT extract(epoch FROM max(committed_at) - min(committed_at)) * 1000 AS ms FROM bench_messages WHERE batch = $1',
+          [drained],
+        );
         log(`round ${round}: ${mode} consumer, ${rate} messages/s for ${seconds} s`);
         const paced = `paced-${mode}-${round}-${randomUUID()}`;
         const total = rate * seconds;
@@ -59,7 +74,14 @@ export async function measureConsumers(database, { rounds, execPath, backlog = 3
            FROM (SELECT extract(epoch FROM committed_at - published_at) * 1000 AS ms FROM bench_messages WHERE batch = $1) AS m`,
           [paced],
         );
-        results[mode].push({ messagesPerSecond: (backlog - 1) / (Number(span.ms) / 1000), p50: Number(latency.p50), p99: Number(latency.p99), backlog, rate, seconds });
+        results[mode].push({
+          messagesPerSecond: (backlog - 1) / (Number(span.ms) / 1000),
+          p50: Number(latency.p50),
+          p99: Number(latency.p99),
+          backlog,
+          rate,
+          seconds,
+        });
       }
     }
     return results;

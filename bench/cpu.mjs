@@ -41,7 +41,11 @@ function processes() {
 
 /** Busy clock ticks of the whole machine (all CPUs), from /proc/stat. */
 function machineBusy() {
-  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).map(Number);
+  const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+    .split('\n', 1)[0]
+    .trim()
+    .split(/\s+/)
+    .map(Number);
   return user + nice + system + irq + softirq + steal;
 }
 

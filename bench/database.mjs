@@ -3,7 +3,10 @@
 // embedded PostgreSQL. Migrations run once here, before any server starts.
 import pg from 'pg';
 import { DataSource } from 'typeorm';
-import { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } from '../dist/esm//index.js';
+import {
+  CreateIdempotencyKeys1795996800000,
+  CreatePartitionedIdempotencyKeys1795996800000,
+} from '../dist/esm//index.js';
 import { DEMO_TABLES } from '../dist/esm/demo/demo-tables.js';
 
 /**
@@ -13,7 +16,10 @@ import { DEMO_TABLES } from '../dist/esm/demo/demo-tables.js';
 export async function startDatabase({ keyTable = 'plain' } = {}) {
   const database = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : await embedded();
   try {
-    await migrate(database.url, keyTable === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000);
+    await migrate(
+      database.url,
+      keyTable === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000,
+    );
     const pool = new pg.Pool({ connectionString: database.url, max: 2 });
     // An idle connection the server ends (shutdown, a terminated backend) must not crash the bench.
     pool.on('error', (error) => process.stderr.write(`bench: idle PostgreSQL connection: ${error.message}\n`));
@@ -52,7 +58,9 @@ async function scratchDatabase(url) {
     await admin.query(`CREATE DATABASE ${name}`);
   } catch (error) {
     await admin.end();
-    throw new Error(`bench: cannot create the scratch database ${name} on the DATABASE_URL server (${error.message}); the bench needs CREATEDB`);
+    throw new Error(
+      `bench: cannot create the scratch database ${name} on the DATABASE_URL server (${error.message}); the bench needs CREATEDB`,
+    );
   }
   await admin.end();
   const scratch = new URL(url);

@@ -30,7 +30,12 @@ const log = (message) => process.stderr.write(`bench: ${message}\n`);
 /** The servers counted, two at a time (the counts do not depend on the machine's load). */
 const scenarios = [
   { name: 'baseline', script: 'servers/baseline.mjs', mode: 'none' },
-  { name: "baseline + the key's statements", script: 'servers/key-statements.mjs', env: { KEY_STATEMENTS: 'reservation' }, mode: 'none' },
+  {
+    name: "baseline + the key's statements",
+    script: 'servers/key-statements.mjs',
+    env: { KEY_STATEMENTS: 'reservation' },
+    mode: 'none',
+  },
   { name: 'execute path (fresh key per request)', script: 'servers/module.mjs', mode: 'fresh' },
   { name: 'replay path (one key)', script: 'servers/module.mjs', mode: 'fixed' },
 ];
@@ -48,7 +53,9 @@ const keepAlive = setInterval(() => undefined, 60_000);
 let status = 2;
 try {
   database = await startDatabase();
-  log(`PostgreSQL ${database.version}, ${database.kind}; servers on Node.js ${execFileSync(settings.node, ['--version'], { encoding: 'utf8' }).trim()}`);
+  log(
+    `PostgreSQL ${database.version}, ${database.kind}; servers on Node.js ${execFileSync(settings.node, ['--version'], { encoding: 'utf8' }).trim()}`,
+  );
   const load = await start('load.mjs', { name: 'load driver' });
   const results = [];
   for (let i = 0; i < scenarios.length; i += 2) {
@@ -73,10 +80,23 @@ async function count(scenario, load) {
     name: scenario.name,
     env: { DATABASE_URL: database.url, ...scenario.env },
     execPath: 'valgrind',
-    execArgv: ['-q', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`, settings.node],
+    execArgv: [
+      '-q',
+      '--tool=callgrind',
+      '--instr-atstart=no',
+      '--smc-check=all-non-file',
+      `--callgrind-out-file=${out}`,
+      settings.node,
+    ],
     timeoutMs: 600_000,
   });
-  const args = { url: `http://127.0.0.1:${server.ready.port}`, connections: settings.connections, mode: scenario.mode, token: `bench-${run}-${scenario.mode}`, key: randomUUID() };
+  const args = {
+    url: `http://127.0.0.1:${server.ready.port}`,
+    connections: settings.connections,
+    mode: scenario.mode,
+    token: `bench-${run}-${scenario.mode}`,
+    key: randomUUID(),
+  };
   log(`${scenario.name}: warming up (${settings.warmup} requests, not counted)`);
   if (scenario.mode === 'fixed') await load.call('prime', args);
   await load.call('run', { ...args, requests: settings.warmup });
@@ -96,7 +116,9 @@ function print(results) {
   console.log(`|---|---:|---:|---:|`);
   for (const { scenario, instructions, responses, answered } of results) {
     const perRequest = instructions / responses;
-    console.log(`| ${scenario.name} | ${(perRequest / 1e6).toFixed(2)} M | ${(baseline / perRequest).toFixed(2)}× | ${responses} (${answered}) |`);
+    console.log(
+      `| ${scenario.name} | ${(perRequest / 1e6).toFixed(2)} M | ${(baseline / perRequest).toFixed(2)}× | ${responses} (${answered}) |`,
+    );
   }
   console.log(
     `\n${settings.requests} requests counted per server after ${settings.warmup} uncounted, ${settings.connections} connections; ` +

@@ -48,7 +48,13 @@ function run({ url, connections, seconds, requests: amount, mode, token, key }) 
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const instance = autocannon(
-      { url, connections, ...(amount ? { amount } : { duration: seconds }), requests: [request], timeout: amount ? 300 : 30 },
+      {
+        url,
+        connections,
+        ...(amount ? { amount } : { duration: seconds }),
+        requests: [request],
+        timeout: amount ? 300 : 30,
+      },
       (error, result) => {
         current = undefined;
         if (error) return reject(error);

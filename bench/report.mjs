@@ -24,7 +24,10 @@ export async function machine(database, serverNode = process.execPath) {
     command: `${process.env.DATABASE_URL ? 'DATABASE_URL=… ' : ''}${settings}npm run bench`,
     cpus: `${availableParallelism()} × ${cpus()[0]?.model ?? 'unknown CPU'}`,
     memory: `${(totalmem() / 2 ** 30).toFixed(1)} GiB`,
-    node: serverNode === process.execPath ? process.version : `${execFileSync(serverNode, ['--version'], { encoding: 'utf8' }).trim()} (servers), ${process.version} (drivers)`,
+    node:
+      serverNode === process.execPath
+        ? process.version
+        : `${execFileSync(serverNode, ['--version'], { encoding: 'utf8' }).trim()} (servers), ${process.version} (drivers)`,
     postgres: `${database.version}, ${database.kind}`,
   };
 }
@@ -80,7 +83,19 @@ export function printReport(results, host) {
   for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
-  const hostScenarios = ['executeCls', 'drizzleBaseline', 'executeDrizzle', 'prismaBaseline', 'executePrisma', 'replayPrisma', 'executeSealed', 'replayUncached', 'replaySealedUncached', 'executePrevious', 'replayPrevious'].filter((name) => results.throughput[name]?.length);
+  const hostScenarios = [
+    'executeCls',
+    'drizzleBaseline',
+    'executeDrizzle',
+    'prismaBaseline',
+    'executePrisma',
+    'replayPrisma',
+    'executeSealed',
+    'replayUncached',
+    'replaySealedUncached',
+    'executePrevious',
+    'replayPrevious',
+  ].filter((name) => results.throughput[name]?.length);
   for (const scenario of hostScenarios) t[`${scenario}32`] = summarize(results.throughput[scenario]);
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
   const sweeper = { alone: summarize(results.sweeper.alone), during: summarize([results.sweeper.during]) };
@@ -95,7 +110,7 @@ export function printReport(results, host) {
   line(`- Node.js ${host.node}; PostgreSQL ${host.postgres}`);
   line(
     `- first, every server ran each of its paths for ${settings.jitWarmupSeconds} s (not measured), so that V8 had optimised them\n` +
-    `- every measurement: ${settings.warmupSeconds} s warm-up, then ${settings.seconds} s measured (the sweep: until it ` +
+      `- every measurement: ${settings.warmupSeconds} s warm-up, then ${settings.seconds} s measured (the sweep: until it ` +
       `finishes); each scenario but the sweep ran in ${settings.rounds} rounds, interleaved (rows show the median round, ` +
       `req/s with its range)`,
   );
@@ -150,18 +165,32 @@ export function printReport(results, host) {
   add(`steady fresh keys, during unauthenticated storm (control)${latency}`, storm.control);
   add('live inserts (execute path), no sweep', sweeper.alone);
   add('live inserts (execute path), during the sweep', sweeper.during);
-  table(['scenario', 'conn.', 'req/s', 'p50 ms', 'p99 ms', 'SQL round trips/req', 'server CPU ms/req', 'PostgreSQL CPU ms/req', 'responses', 'other load, cores'], rows);
+  table(
+    [
+      'scenario',
+      'conn.',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'SQL round trips/req',
+      'server CPU ms/req',
+      'PostgreSQL CPU ms/req',
+      'responses',
+      'other load, cores',
+    ],
+    rows,
+  );
   line(
     'req/s: responses per second seen by autocannon; p50/p99: of its 2xx responses. SQL round trips: every ' +
       '`pg` `Client.query` call in the server process (node-pg sends one statement per round trip) over the ' +
       'HTTP responses that server finished in the same window. CPU: user + system time of the server process, and of ' +
-      'the PostgreSQL postmaster with all its children, over the same responses. In the storm rows the storm\'s ' +
-      'requests are counted too; in the sweep row, the sweeper\'s statements and CPU are. Other load: CPU used by ' +
+      "the PostgreSQL postmaster with all its children, over the same responses. In the storm rows the storm's " +
+      "requests are counted too; in the sweep row, the sweeper's statements and CPU are. Other load: CPU used by " +
       'processes outside the bench (and the kernel) during the measurement, the noise it suffered. "Baseline + the ' +
-      'key\'s statements": the baseline\'s handler sending, in its own transaction and round trips, the statements ' +
-      'transactional mode sends for a fresh key (the key\'s lock and row lookup, the key row\'s INSERT), with no ' +
+      "key's statements\": the baseline's handler sending, in its own transaction and round trips, the statements " +
+      "transactional mode sends for a fresh key (the key's lock and row lookup, the key row's INSERT), with no " +
       'module code: the ceiling of this design. "Baseline + the key row\'s INSERT only": the same with the INSERT ' +
-      'alone (no lock, no lookup: not a correct design, the ceiling of any that records the key in the handler\'s ' +
+      "alone (no lock, no lookup: not a correct design, the ceiling of any that records the key in the handler's " +
       'transaction).',
   );
   line();
@@ -169,7 +198,9 @@ export function printReport(results, host) {
   // Each ratio is taken within a round (the two runs it compares were measured back to back),
   // then the median over the rounds is judged; the range shows how much the rounds disagreed.
   const perRound = (numerators, denominators, field) =>
-    numerators.map((run, i) => (run[field] && denominators[i]?.[field] ? run[field] / denominators[i][field] : NaN)).filter((x) => !Number.isNaN(x));
+    numerators
+      .map((run, i) => (run[field] && denominators[i]?.[field] ? run[field] / denominators[i][field] : NaN))
+      .filter((x) => !Number.isNaN(x));
   const atConcurrency = (scenario, c) => results.throughput[scenario].filter((r) => r.connections === c);
   const verdict = (value, target, atMost = false) =>
     value === null ? 'n/a' : (atMost ? value <= target : value >= target) ? 'PASS' : 'FAIL';
@@ -177,25 +208,62 @@ export function printReport(results, host) {
   const addRatio = (label, values, target, atMost = false) => {
     const value = median(values);
     const spread = values.length > 1 ? ` (${fixed(Math.min(...values), 2)}–${fixed(Math.max(...values), 2)})` : '';
-    ratios.push([label, `${fixed(value, 2)}×${spread}`, target === null ? '—' : `${atMost ? '≤' : '≥'} ${target}×`, target === null ? 'info' : verdict(value, target, atMost)]);
+    ratios.push([
+      label,
+      `${fixed(value, 2)}×${spread}`,
+      target === null ? '—' : `${atMost ? '≤' : '≥'} ${target}×`,
+      target === null ? 'info' : verdict(value, target, atMost),
+    ]);
   };
   for (const c of [1, 32]) {
-    addRatio(`execute path / baseline req/s, concurrency ${c}`, perRound(atConcurrency('execute', c), atConcurrency('baseline', c), 'rps'), c === 32 ? TARGETS.execute : null);
+    addRatio(
+      `execute path / baseline req/s, concurrency ${c}`,
+      perRound(atConcurrency('execute', c), atConcurrency('baseline', c), 'rps'),
+      c === 32 ? TARGETS.execute : null,
+    );
   }
   for (const c of [1, 32]) {
-    addRatio(`replay path / baseline req/s, concurrency ${c}`, perRound(atConcurrency('replay', c), atConcurrency('baseline', c), 'rps'), TARGETS.replay);
+    addRatio(
+      `replay path / baseline req/s, concurrency ${c}`,
+      perRound(atConcurrency('replay', c), atConcurrency('baseline', c), 'rps'),
+      TARGETS.replay,
+    );
   }
-  addRatio("baseline + the key row's INSERT only (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyInsert', 32), atConcurrency('baseline', 32), 'rps'), null);
-  addRatio("baseline + the key's statements (no module) / baseline req/s, concurrency 32", perRound(atConcurrency('keyReservation', 32), atConcurrency('baseline', 32), 'rps'), null);
-  addRatio("execute path / baseline + the key's statements req/s, concurrency 32", perRound(atConcurrency('execute', 32), atConcurrency('keyReservation', 32), 'rps'), null);
+  addRatio(
+    "baseline + the key row's INSERT only (no module) / baseline req/s, concurrency 32",
+    perRound(atConcurrency('keyInsert', 32), atConcurrency('baseline', 32), 'rps'),
+    null,
+  );
+  addRatio(
+    "baseline + the key's statements (no module) / baseline req/s, concurrency 32",
+    perRound(atConcurrency('keyReservation', 32), atConcurrency('baseline', 32), 'rps'),
+    null,
+  );
+  addRatio(
+    "execute path / baseline + the key's statements req/s, concurrency 32",
+    perRound(atConcurrency('execute', 32), atConcurrency('keyReservation', 32), 'rps'),
+    null,
+  );
   if (hostScenarios.length) {
-    addRatio('execute path on @nestjs-cls/transactional / execute path on TypeORM req/s, concurrency 32', perRound(atConcurrency('executeCls', 32), atConcurrency('execute', 32), 'rps'), TARGETS.clsOverTypeOrm);
-    addRatio('execute path on Drizzle / Drizzle baseline req/s, concurrency 32', perRound(atConcurrency('executeDrizzle', 32), atConcurrency('drizzleBaseline', 32), 'rps'), null);
+    addRatio(
+      'execute path on @nestjs-cls/transactional / execute path on TypeORM req/s, concurrency 32',
+      perRound(atConcurrency('executeCls', 32), atConcurrency('execute', 32), 'rps'),
+      TARGETS.clsOverTypeOrm,
+    );
+    addRatio(
+      'execute path on Drizzle / Drizzle baseline req/s, concurrency 32',
+      perRound(atConcurrency('executeDrizzle', 32), atConcurrency('drizzleBaseline', 32), 'rps'),
+      null,
+    );
     if (results.throughput.executePrisma?.length) {
       const prismaExecute = perRound(atConcurrency('executePrisma', 32), atConcurrency('prismaBaseline', 32), 'rps');
       const typeOrmExecute = perRound(atConcurrency('execute', 32), atConcurrency('baseline', 32), 'rps');
       addRatio('execute path on Prisma / Prisma baseline req/s, concurrency 32', prismaExecute, null);
-      addRatio('replay path on Prisma / Prisma baseline req/s, concurrency 32', perRound(atConcurrency('replayPrisma', 32), atConcurrency('prismaBaseline', 32), 'rps'), null);
+      addRatio(
+        'replay path on Prisma / Prisma baseline req/s, concurrency 32',
+        perRound(atConcurrency('replayPrisma', 32), atConcurrency('prismaBaseline', 32), 'rps'),
+        null,
+      );
       // The module's cost on Prisma against its cost on TypeORM, each as a ratio to its own baseline.
       addRatio(
         '(execute / baseline on Prisma) / (execute / baseline on TypeORM), concurrency 32',
@@ -204,12 +272,28 @@ export function printReport(results, host) {
       );
     }
     if (results.throughput.executeSealed?.length) {
-      addRatio('execute path, sealed / execute path in clear req/s, concurrency 32', perRound(atConcurrency('executeSealed', 32), atConcurrency('execute', 32), 'rps'), null);
-      addRatio('replay path from the table, sealed / in clear req/s, concurrency 1', perRound(results.throughput.replaySealedUncached, results.throughput.replayUncached, 'rps'), null);
+      addRatio(
+        'execute path, sealed / execute path in clear req/s, concurrency 32',
+        perRound(atConcurrency('executeSealed', 32), atConcurrency('execute', 32), 'rps'),
+        null,
+      );
+      addRatio(
+        'replay path from the table, sealed / in clear req/s, concurrency 1',
+        perRound(results.throughput.replaySealedUncached, results.throughput.replayUncached, 'rps'),
+        null,
+      );
     }
     if (results.throughput.executePrevious?.length) {
-      addRatio('execute path, this build / the previous build req/s, concurrency 32', perRound(atConcurrency('execute', 32), results.throughput.executePrevious, 'rps'), null);
-      addRatio('replay path, this build / the previous build req/s, concurrency 32', perRound(atConcurrency('replay', 32), results.throughput.replayPrevious, 'rps'), null);
+      addRatio(
+        'execute path, this build / the previous build req/s, concurrency 32',
+        perRound(atConcurrency('execute', 32), results.throughput.executePrevious, 'rps'),
+        null,
+      );
+      addRatio(
+        'replay path, this build / the previous build req/s, concurrency 32',
+        perRound(atConcurrency('replay', 32), results.throughput.replayPrevious, 'rps'),
+        null,
+      );
     }
   }
   addRatio(
@@ -218,9 +302,22 @@ export function printReport(results, host) {
     TARGETS.stormOverControl,
     true,
   );
-  addRatio('steady p99 during duplicate storm / without', perRound(results.storm.during, results.storm.alone, 'p99'), TARGETS.storm, true);
-  addRatio('steady p99 during unauthenticated storm (control) / without', perRound(results.storm.control, results.storm.alone, 'p99'), null);
-  addRatio('live-insert p99 during sweep / without (median round)', sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [], null);
+  addRatio(
+    'steady p99 during duplicate storm / without',
+    perRound(results.storm.during, results.storm.alone, 'p99'),
+    TARGETS.storm,
+    true,
+  );
+  addRatio(
+    'steady p99 during unauthenticated storm (control) / without',
+    perRound(results.storm.control, results.storm.alone, 'p99'),
+    null,
+  );
+  addRatio(
+    'live-insert p99 during sweep / without (median round)',
+    sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [],
+    null,
+  );
   if (results.consumers) {
     const { plain, module } = results.consumers;
     const consumerRow = (label, runs) => [
@@ -232,11 +329,27 @@ export function printReport(results, host) {
     line('## Message consumers (RabbitMQ, Nest RMQ transport)');
     line();
     table(
-      ['consumer', `messages/s, a backlog of ${plain[0].backlog}`, `p50 ms publish → commit, ${plain[0].rate}/s`, `p99 ms publish → commit, ${plain[0].rate}/s`],
-      [consumerRow('plain: its own transaction, acked after the commit', plain), consumerRow('@IdempotentMessage(): the key in the same transaction', module)],
+      [
+        'consumer',
+        `messages/s, a backlog of ${plain[0].backlog}`,
+        `p50 ms publish → commit, ${plain[0].rate}/s`,
+        `p99 ms publish → commit, ${plain[0].rate}/s`,
+      ],
+      [
+        consumerRow('plain: its own transaction, acked after the commit', plain),
+        consumerRow('@IdempotentMessage(): the key in the same transaction', module),
+      ],
     );
-    addRatio('@IdempotentMessage() consumer / plain consumer messages/s (backlog)', module.map((run, i) => run.messagesPerSecond / plain[i].messagesPerSecond), null);
-    addRatio('@IdempotentMessage() consumer / plain consumer p99 publish → commit (paced)', module.map((run, i) => run.p99 / plain[i].p99), null);
+    addRatio(
+      '@IdempotentMessage() consumer / plain consumer messages/s (backlog)',
+      module.map((run, i) => run.messagesPerSecond / plain[i].messagesPerSecond),
+      null,
+    );
+    addRatio(
+      '@IdempotentMessage() consumer / plain consumer p99 publish → commit (paced)',
+      module.map((run, i) => run.p99 / plain[i].p99),
+      null,
+    );
   }
   line('## Ratios (same run: each taken within a round, median over the rounds, range in brackets)');
   line();
@@ -245,7 +358,8 @@ export function printReport(results, host) {
   const waves = results.storm.during.flatMap((r) => r.side);
   const controlWaves = results.storm.control.flatMap((r) => r.side);
   const sum = (list, f) => list.reduce((n, x) => n + f(x), 0);
-  const statusCount = (list, test) => sum(list, (w) => sum(Object.entries(w.statuses), ([s, n]) => (test(Number(s)) ? n : 0)));
+  const statusCount = (list, test) =>
+    sum(list, (w) => sum(Object.entries(w.statuses), ([s, n]) => (test(Number(s)) ? n : 0)));
   const executedByClient = sum(waves, (w) => (w.statuses[201] ?? 0) - w.replayed);
   const executions = waves.map((w) => w.executions);
   const storm5xx = statusCount(waves, (s) => s >= 500);
@@ -262,14 +376,23 @@ export function printReport(results, host) {
   table(
     ['', 'value'],
     [
-      ['waves (storm keys) / storm requests', `${waves.length} / ${sum(waves, (w) => sum(Object.values(w.statuses), (n) => n) + w.errors)}`],
+      [
+        'waves (storm keys) / storm requests',
+        `${waves.length} / ${sum(waves, (w) => sum(Object.values(w.statuses), (n) => n) + w.errors)}`,
+      ],
       ['executions per storm key (payments rows; must be 1)', range(executions)],
-      ['201 executed / 201 replayed / 409 key-in-use', `${executedByClient} / ${sum(waves, (w) => w.replayed)} / ${statusCount(waves, (s) => s === 409)}`],
+      [
+        '201 executed / 201 replayed / 409 key-in-use',
+        `${executedByClient} / ${sum(waves, (w) => w.replayed)} / ${statusCount(waves, (s) => s === 409)}`,
+      ],
       ['other statuses', JSON.stringify(otherStatuses(waves))],
       ['5xx, storm and steady (must be 0)', storm5xx + storm.during.server5xx],
       ['dropped requests (socket errors, timeouts)', stormDropped + storm.during.dropped],
       ['wave duration, ms (min–max)', range(waves.map((w) => Math.round(w.ms)))],
-      ['control storm: waves, wave duration ms (min–max)', `${controlWaves.length}, ${range(controlWaves.map((w) => Math.round(w.ms)))}`],
+      [
+        'control storm: waves, wave duration ms (min–max)',
+        `${controlWaves.length}, ${range(controlWaves.map((w) => Math.round(w.ms)))}`,
+      ],
     ],
   );
 
@@ -279,13 +402,19 @@ export function printReport(results, host) {
   table(
     ['', 'value'],
     [
-      [`insert ${settings.expiredRows.toLocaleString('en')} expired rows (one INSERT … SELECT generate_series, then ANALYZE)`, `${fixed(results.sweeper.insertMs / 1000, 1)} s`],
+      [
+        `insert ${settings.expiredRows.toLocaleString('en')} expired rows (one INSERT … SELECT generate_series, then ANALYZE)`,
+        `${fixed(results.sweeper.insertMs / 1000, 1)} s`,
+      ],
       ['sweep() time', `${fixed(sweep.ms / 1000, 1)} s`],
       ['rows deleted', sweep.deleted.toLocaleString('en')],
       ['delete rate', `${Math.round(sweep.deleted / (sweep.ms / 1000)).toLocaleString('en')} rows/s`],
       ['DELETE batches', results.sweeper.during.server.byStatement['DELETE idempotency_keys']?.count ?? 0],
       ['expired rows left', results.sweeper.left],
-      [`live-insert p99 without / during the sweep (${settings.steadyConnections} connections)`, `${ms(sweeper.alone.p99)} / ${ms(sweeper.during.p99)} ms`],
+      [
+        `live-insert p99 without / during the sweep (${settings.steadyConnections} connections)`,
+        `${ms(sweeper.alone.p99)} / ${ms(sweeper.during.p99)} ms`,
+      ],
     ],
   );
 
@@ -296,12 +425,18 @@ export function printReport(results, host) {
     const [c1, c32] = [t[`${scenario}1`], t[`${scenario}32`]];
     for (const [statement, { perResponse }] of Object.entries(c32.statements)) {
       if (perResponse < 0.005) continue;
-      statementRows.push([named[scenario], statement, fixed(perResponse, 2), ms(c1.statements[statement]?.meanMs), ms(c32.statements[statement]?.meanMs)]);
+      statementRows.push([
+        named[scenario],
+        statement,
+        fixed(perResponse, 2),
+        ms(c1.statements[statement]?.meanMs),
+        ms(c32.statements[statement]?.meanMs),
+      ]);
     }
   }
   table(['path', 'statement', 'per request', 'mean ms, conc. 1', 'mean ms, conc. 32'], statementRows);
   line(
-    'Mean ms: from the `query` call to its result in the server process: the round trip and PostgreSQL\'s work (at ' +
+    "Mean ms: from the `query` call to its result in the server process: the round trip and PostgreSQL's work (at " +
       'concurrency 32 also the wait for the CPU, which the server, the drivers and PostgreSQL share).',
   );
   line();

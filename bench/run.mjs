@@ -53,12 +53,40 @@ try {
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
   log('starting the servers and drivers');
   // Protected storage: keys digested and outcomes sealed with AES-256-GCM, against the same in clear.
-  const sealed = { IDEMPOTENCY_KEY_STORAGE: 'digest', IDEMPOTENCY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}` };
+  const sealed = {
+    IDEMPOTENCY_KEY_STORAGE: 'digest',
+    IDEMPOTENCY_ENCRYPTION_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+  };
   const previousDist = process.env.BENCH_PREVIOUS_DIST;
-  const [baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached, modulePrevious] = await Promise.all([
+  const [
+    baseline,
+    keyReservation,
+    keyInsert,
+    module,
+    stormServer,
+    load,
+    storm,
+    moduleCls,
+    drizzleBaseline,
+    moduleDrizzle,
+    prismaBaseline,
+    modulePrisma,
+    moduleSealed,
+    moduleUncached,
+    moduleSealedUncached,
+    modulePrevious,
+  ] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
-    start('servers/key-statements.mjs', { name: 'key-statements server', env: { ...serverEnv, KEY_STATEMENTS: 'reservation' }, execPath }),
-    start('servers/key-statements.mjs', { name: 'key-insert server', env: { ...serverEnv, KEY_STATEMENTS: 'insert' }, execPath }),
+    start('servers/key-statements.mjs', {
+      name: 'key-statements server',
+      env: { ...serverEnv, KEY_STATEMENTS: 'reservation' },
+      execPath,
+    }),
+    start('servers/key-statements.mjs', {
+      name: 'key-insert server',
+      env: { ...serverEnv, KEY_STATEMENTS: 'insert' },
+      execPath,
+    }),
     start('servers/module.mjs', { name: 'module server', env: serverEnv, execPath }),
     start('servers/module.mjs', {
       name: 'module server (storm)',
@@ -68,14 +96,44 @@ try {
     start('load.mjs', { name: 'load driver' }),
     start('storm.mjs', { name: 'storm driver' }),
     start('servers/module.mjs', { name: 'module server (cls)', env: { ...serverEnv, DEMO_TX: 'cls' }, execPath }),
-    start('servers/drizzle.mjs', { name: 'drizzle baseline server', env: { ...serverEnv, DRIZZLE_SERVER: 'baseline' }, execPath }),
-    start('servers/drizzle.mjs', { name: 'drizzle module server', env: { ...serverEnv, DRIZZLE_SERVER: 'module' }, execPath }),
-    start('servers/prisma.mjs', { name: 'prisma baseline server', env: { ...serverEnv, PRISMA_SERVER: 'baseline' }, execPath }),
-    start('servers/prisma.mjs', { name: 'prisma module server', env: { ...serverEnv, PRISMA_SERVER: 'module' }, execPath }),
+    start('servers/drizzle.mjs', {
+      name: 'drizzle baseline server',
+      env: { ...serverEnv, DRIZZLE_SERVER: 'baseline' },
+      execPath,
+    }),
+    start('servers/drizzle.mjs', {
+      name: 'drizzle module server',
+      env: { ...serverEnv, DRIZZLE_SERVER: 'module' },
+      execPath,
+    }),
+    start('servers/prisma.mjs', {
+      name: 'prisma baseline server',
+      env: { ...serverEnv, PRISMA_SERVER: 'baseline' },
+      execPath,
+    }),
+    start('servers/prisma.mjs', {
+      name: 'prisma module server',
+      env: { ...serverEnv, PRISMA_SERVER: 'module' },
+      execPath,
+    }),
     start('servers/module.mjs', { name: 'module server (sealed)', env: { ...serverEnv, ...sealed }, execPath }),
-    start('servers/module.mjs', { name: 'module server (no replay cache)', env: { ...serverEnv, DEMO_REPLAY_CACHE: 'off' }, execPath }),
-    start('servers/module.mjs', { name: 'module server (sealed, no replay cache)', env: { ...serverEnv, ...sealed, DEMO_REPLAY_CACHE: 'off' }, execPath }),
-    previousDist ? start('servers/module.mjs', { name: 'module server (previous build)', env: { ...serverEnv, MODULE_DIST: previousDist }, execPath }) : undefined,
+    start('servers/module.mjs', {
+      name: 'module server (no replay cache)',
+      env: { ...serverEnv, DEMO_REPLAY_CACHE: 'off' },
+      execPath,
+    }),
+    start('servers/module.mjs', {
+      name: 'module server (sealed, no replay cache)',
+      env: { ...serverEnv, ...sealed, DEMO_REPLAY_CACHE: 'off' },
+      execPath,
+    }),
+    previousDist
+      ? start('servers/module.mjs', {
+          name: 'module server (previous build)',
+          env: { ...serverEnv, MODULE_DIST: previousDist },
+          execPath,
+        })
+      : undefined,
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -102,7 +160,29 @@ try {
     return { name, ...measured, warmup, cpu: usage, server: stats, side };
   }
 
-  const results = { settings, throughput: { baseline: [], keyReservation: [], keyInsert: [], execute: [], replay: [], executeCls: [], drizzleBaseline: [], executeDrizzle: [], prismaBaseline: [], executePrisma: [], replayPrisma: [], executeSealed: [], replayUncached: [], replaySealedUncached: [], executePrevious: [], replayPrevious: [] }, storm: { alone: [], during: [], control: [] }, sweeper: {} };
+  const results = {
+    settings,
+    throughput: {
+      baseline: [],
+      keyReservation: [],
+      keyInsert: [],
+      execute: [],
+      replay: [],
+      executeCls: [],
+      drizzleBaseline: [],
+      executeDrizzle: [],
+      prismaBaseline: [],
+      executePrisma: [],
+      replayPrisma: [],
+      executeSealed: [],
+      replayUncached: [],
+      replaySealedUncached: [],
+      executePrevious: [],
+      replayPrevious: [],
+    },
+    storm: { alone: [], during: [], control: [] },
+    sweeper: {},
+  };
 
   // 0. Once, before anything is measured: every server runs each of its paths under load for
   // jitWarmupSeconds, so that no round measures code V8 has not optimised yet (a fixed count of
@@ -110,14 +190,31 @@ try {
   const jitWarmup = { connections: 32, seconds: settings.jitWarmupSeconds };
   log(`warming up every server for ${settings.jitWarmupSeconds} s per path (not measured)`);
   await load.call('run', { ...jitWarmup, url: url(baseline), mode: 'none', token: `bench-${run}-jit-warmup` });
-  for (const floor of [keyReservation, keyInsert]) await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
+  for (const floor of [keyReservation, keyInsert])
+    await load.call('run', { ...jitWarmup, url: url(floor), mode: 'none', token: `bench-${run}-jit-warmup` });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  for (const host of [moduleCls, moduleDrizzle, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached, modulePrevious].filter(Boolean)) await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  for (const plain of [drizzleBaseline, prismaBaseline]) await load.call('run', { ...jitWarmup, url: url(plain), mode: 'none', token: `bench-${run}-jit-warmup` });
+  for (const host of [
+    moduleCls,
+    moduleDrizzle,
+    modulePrisma,
+    moduleSealed,
+    moduleUncached,
+    moduleSealedUncached,
+    modulePrevious,
+  ].filter(Boolean))
+    await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  for (const plain of [drizzleBaseline, prismaBaseline])
+    await load.call('run', { ...jitWarmup, url: url(plain), mode: 'none', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
   await load.call('run', { ...jitWarmup, url: url(module), mode: 'fixed', ...warmupReplay });
-  await load.call('run', { ...jitWarmup, url: url(stormServer), connections: settings.steadyConnections, mode: 'fresh', token: `bench-${run}-jit-warmup` });
+  await load.call('run', {
+    ...jitWarmup,
+    url: url(stormServer),
+    connections: settings.steadyConnections,
+    mode: 'fresh',
+    token: `bench-${run}-jit-warmup`,
+  });
 
   // 1. Baseline, execute path and replay path at concurrency 1 and 32, interleaved, in rounds
   // (a shared machine's background load then hits every scenario alike).
@@ -125,59 +222,157 @@ try {
   for (let round = 1; round <= settings.rounds; round++) {
     for (const connections of [1, 32]) {
       const tag = `c${connections}`;
-      results.throughput.baseline.push(await measure(`round ${round}: baseline`, baseline, { connections, mode: 'none', token: `bench-${run}-baseline-${tag}` }));
-      results.throughput.keyReservation.push(await measure(`round ${round}: baseline + the key's statements`, keyReservation, { connections, mode: 'none', token: `bench-${run}-key-statements-${tag}` }));
-      results.throughput.keyInsert.push(await measure(`round ${round}: baseline + the key row's INSERT`, keyInsert, { connections, mode: 'none', token: `bench-${run}-key-insert-${tag}` }));
-      results.throughput.execute.push(await measure(`round ${round}: execute path`, module, { connections, mode: 'fresh', token: `bench-${run}-execute-${tag}` }));
+      results.throughput.baseline.push(
+        await measure(`round ${round}: baseline`, baseline, {
+          connections,
+          mode: 'none',
+          token: `bench-${run}-baseline-${tag}`,
+        }),
+      );
+      results.throughput.keyReservation.push(
+        await measure(`round ${round}: baseline + the key's statements`, keyReservation, {
+          connections,
+          mode: 'none',
+          token: `bench-${run}-key-statements-${tag}`,
+        }),
+      );
+      results.throughput.keyInsert.push(
+        await measure(`round ${round}: baseline + the key row's INSERT`, keyInsert, {
+          connections,
+          mode: 'none',
+          token: `bench-${run}-key-insert-${tag}`,
+        }),
+      );
+      results.throughput.execute.push(
+        await measure(`round ${round}: execute path`, module, {
+          connections,
+          mode: 'fresh',
+          token: `bench-${run}-execute-${tag}`,
+        }),
+      );
       if (!replayKeys.has(connections)) {
         const replay = { token: `bench-${run}-replay-${tag}`, key: randomUUID() };
         const prime = await load.call('prime', { url: url(module), ...replay });
-        if (prime.status !== 201 || prime.replayed) throw new Error(`priming the replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
+        if (prime.status !== 201 || prime.replayed)
+          throw new Error(`priming the replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
         replayKeys.set(connections, replay);
       }
-      results.throughput.replay.push(await measure(`round ${round}: replay path`, module, { connections, mode: 'fixed', ...replayKeys.get(connections) }));
+      results.throughput.replay.push(
+        await measure(`round ${round}: replay path`, module, {
+          connections,
+          mode: 'fixed',
+          ...replayKeys.get(connections),
+        }),
+      );
     }
     // The other transaction hosts' execute paths, at concurrency 32: the demo on
     // @nestjs-cls/transactional, and Drizzle on a pool beside its own baseline.
     const hosts = { connections: 32, mode: 'fresh' };
-    results.throughput.executeCls.push(await measure(`round ${round}: execute path on @nestjs-cls/transactional`, moduleCls, { ...hosts, token: `bench-${run}-execute-cls` }));
-    results.throughput.drizzleBaseline.push(await measure(`round ${round}: Drizzle baseline`, drizzleBaseline, { ...hosts, mode: 'none', token: `bench-${run}-drizzle-baseline` }));
-    results.throughput.executeDrizzle.push(await measure(`round ${round}: execute path on Drizzle`, moduleDrizzle, { ...hosts, token: `bench-${run}-execute-drizzle` }));
+    results.throughput.executeCls.push(
+      await measure(`round ${round}: execute path on @nestjs-cls/transactional`, moduleCls, {
+        ...hosts,
+        token: `bench-${run}-execute-cls`,
+      }),
+    );
+    results.throughput.drizzleBaseline.push(
+      await measure(`round ${round}: Drizzle baseline`, drizzleBaseline, {
+        ...hosts,
+        mode: 'none',
+        token: `bench-${run}-drizzle-baseline`,
+      }),
+    );
+    results.throughput.executeDrizzle.push(
+      await measure(`round ${round}: execute path on Drizzle`, moduleDrizzle, {
+        ...hosts,
+        token: `bench-${run}-execute-drizzle`,
+      }),
+    );
     // Prisma beside its own baseline (a plain interactive $transaction()), execute and replay.
-    results.throughput.prismaBaseline.push(await measure(`round ${round}: Prisma baseline`, prismaBaseline, { ...hosts, mode: 'none', token: `bench-${run}-prisma-baseline` }));
-    results.throughput.executePrisma.push(await measure(`round ${round}: execute path on Prisma`, modulePrisma, { ...hosts, token: `bench-${run}-execute-prisma` }));
+    results.throughput.prismaBaseline.push(
+      await measure(`round ${round}: Prisma baseline`, prismaBaseline, {
+        ...hosts,
+        mode: 'none',
+        token: `bench-${run}-prisma-baseline`,
+      }),
+    );
+    results.throughput.executePrisma.push(
+      await measure(`round ${round}: execute path on Prisma`, modulePrisma, {
+        ...hosts,
+        token: `bench-${run}-execute-prisma`,
+      }),
+    );
     if (!replayKeys.has('prisma')) {
       const replay = { token: `bench-${run}-replay-prisma`, key: randomUUID() };
       const prime = await load.call('prime', { url: url(modulePrisma), ...replay });
-      if (prime.status !== 201 || prime.replayed) throw new Error(`priming the Prisma replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
+      if (prime.status !== 201 || prime.replayed)
+        throw new Error(`priming the Prisma replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
       replayKeys.set('prisma', replay);
     }
-    results.throughput.replayPrisma.push(await measure(`round ${round}: replay path on Prisma`, modulePrisma, { ...hosts, mode: 'fixed', ...replayKeys.get('prisma') }));
+    results.throughput.replayPrisma.push(
+      await measure(`round ${round}: replay path on Prisma`, modulePrisma, {
+        ...hosts,
+        mode: 'fixed',
+        ...replayKeys.get('prisma'),
+      }),
+    );
     // Protected storage: the execute path with keys digested and outcomes sealed, and the replay
     // read from the database (no replay cache, so every replay opens the row) sealed and in clear.
-    results.throughput.executeSealed.push(await measure(`round ${round}: execute path, sealed`, moduleSealed, { ...hosts, token: `bench-${run}-execute-sealed` }));
-    for (const [name, server] of [['uncached', moduleUncached], ['sealed-uncached', moduleSealedUncached]]) {
+    results.throughput.executeSealed.push(
+      await measure(`round ${round}: execute path, sealed`, moduleSealed, {
+        ...hosts,
+        token: `bench-${run}-execute-sealed`,
+      }),
+    );
+    for (const [name, server] of [
+      ['uncached', moduleUncached],
+      ['sealed-uncached', moduleSealedUncached],
+    ]) {
       if (!replayKeys.has(name)) {
         const replay = { token: `bench-${run}-replay-${name}`, key: randomUUID() };
         const prime = await load.call('prime', { url: url(server), ...replay });
-        if (prime.status !== 201 || prime.replayed) throw new Error(`priming the ${name} replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`);
+        if (prime.status !== 201 || prime.replayed)
+          throw new Error(
+            `priming the ${name} replay key answered ${prime.status}${prime.replayed ? ' (replayed)' : ''}`,
+          );
         replayKeys.set(name, replay);
       }
     }
     // At concurrency 1: concurrent duplicates of one key share one reservation in flight, so only
     // one at a time makes every replay read (and open) the row.
     const alone = { connections: 1, mode: 'fixed' };
-    results.throughput.replayUncached.push(await measure(`round ${round}: replay path, no replay cache`, moduleUncached, { ...alone, ...replayKeys.get('uncached') }));
-    results.throughput.replaySealedUncached.push(await measure(`round ${round}: replay path, sealed, no replay cache`, moduleSealedUncached, { ...alone, ...replayKeys.get('sealed-uncached') }));
+    results.throughput.replayUncached.push(
+      await measure(`round ${round}: replay path, no replay cache`, moduleUncached, {
+        ...alone,
+        ...replayKeys.get('uncached'),
+      }),
+    );
+    results.throughput.replaySealedUncached.push(
+      await measure(`round ${round}: replay path, sealed, no replay cache`, moduleSealedUncached, {
+        ...alone,
+        ...replayKeys.get('sealed-uncached'),
+      }),
+    );
     if (modulePrevious) {
-      results.throughput.executePrevious.push(await measure(`round ${round}: execute path, previous build`, modulePrevious, { ...hosts, token: `bench-${run}-execute-previous` }));
+      results.throughput.executePrevious.push(
+        await measure(`round ${round}: execute path, previous build`, modulePrevious, {
+          ...hosts,
+          token: `bench-${run}-execute-previous`,
+        }),
+      );
       if (!replayKeys.has('previous')) {
         const replay = { token: `bench-${run}-replay-previous`, key: randomUUID() };
         const prime = await load.call('prime', { url: url(modulePrevious), ...replay });
-        if (prime.status !== 201 || prime.replayed) throw new Error(`priming the previous build's replay key answered ${prime.status}`);
+        if (prime.status !== 201 || prime.replayed)
+          throw new Error(`priming the previous build's replay key answered ${prime.status}`);
         replayKeys.set('previous', replay);
       }
-      results.throughput.replayPrevious.push(await measure(`round ${round}: replay path, previous build`, modulePrevious, { ...hosts, mode: 'fixed', ...replayKeys.get('previous') }));
+      results.throughput.replayPrevious.push(
+        await measure(`round ${round}: replay path, previous build`, modulePrevious, {
+          ...hosts,
+          mode: 'fixed',
+          ...replayKeys.get('previous'),
+        }),
+      );
     }
   }
   results.replayExecutions = [...(await paymentsOf([...replayKeys.values()].map((replay) => replay.token))).values()];
@@ -193,7 +388,12 @@ try {
     return [measured, await storm.call('stop')];
   };
   for (let round = 1; round <= settings.rounds; round++) {
-    results.storm.alone.push(await measure(`round ${round}: steady traffic, no storm`, stormServer, { ...steady, token: `bench-${run}-steady-alone` }));
+    results.storm.alone.push(
+      await measure(`round ${round}: steady traffic, no storm`, stormServer, {
+        ...steady,
+        token: `bench-${run}-steady-alone`,
+      }),
+    );
     results.storm.during.push(
       await measure(`round ${round}: steady traffic during the duplicate storm`, stormServer, {
         ...steady,
@@ -216,7 +416,9 @@ try {
   // 3. The sweeper: a million expired rows, deleted while live inserts run.
   results.sweeper.alone = [];
   for (let round = 1; round <= settings.rounds; round++) {
-    results.sweeper.alone.push(await measure(`round ${round}: live inserts, no sweep`, module, { ...steady, token: `bench-${run}-live-alone` }));
+    results.sweeper.alone.push(
+      await measure(`round ${round}: live inserts, no sweep`, module, { ...steady, token: `bench-${run}-live-alone` }),
+    );
   }
   log(`inserting ${settings.expiredRows.toLocaleString('en')} expired rows`);
   const insertStarted = performance.now();
@@ -246,7 +448,9 @@ try {
       return [await measured, sweep];
     },
   });
-  const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [`bench-${run}-expired`]);
+  const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [
+    `bench-${run}-expired`,
+  ]);
   results.sweeper.left = left;
 
   // 4. The consumer pair on RabbitMQ: the same handler plain and under @IdempotentMessage().
@@ -255,7 +459,28 @@ try {
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
   const failed = printReport(results, host);
-  await Promise.all([baseline, keyReservation, keyInsert, module, stormServer, load, storm, moduleCls, drizzleBaseline, moduleDrizzle, prismaBaseline, modulePrisma, moduleSealed, moduleUncached, moduleSealedUncached, modulePrevious].filter(Boolean).map((child) => child.kill()));
+  await Promise.all(
+    [
+      baseline,
+      keyReservation,
+      keyInsert,
+      module,
+      stormServer,
+      load,
+      storm,
+      moduleCls,
+      drizzleBaseline,
+      moduleDrizzle,
+      prismaBaseline,
+      modulePrisma,
+      moduleSealed,
+      moduleUncached,
+      moduleSealedUncached,
+      modulePrevious,
+    ]
+      .filter(Boolean)
+      .map((child) => child.kill()),
+  );
   status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));
@@ -267,7 +492,10 @@ try {
 
 /** Payments (executions) per caller, as a Map. */
 async function paymentsOf(callers) {
-  const rows = await database.sql('SELECT caller, count(*)::int AS n FROM payments WHERE caller = ANY($1) GROUP BY caller', [callers]);
+  const rows = await database.sql(
+    'SELECT caller, count(*)::int AS n FROM payments WHERE caller = ANY($1) GROUP BY caller',
+    [callers],
+  );
   const counts = new Map(callers.map((caller) => [caller, 0]));
   for (const row of rows) counts.set(row.caller, row.n);
   return counts;

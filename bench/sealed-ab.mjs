@@ -13,14 +13,18 @@ const database = await startDatabase();
 try {
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
   const env = { DATABASE_URL: database.url };
-  const sealed = { IDEMPOTENCY_KEY_STORAGE: 'digest', IDEMPOTENCY_ENCRYPTION_KEYS: `ab:${randomBytes(32).toString('base64')}` };
+  const sealed = {
+    IDEMPOTENCY_KEY_STORAGE: 'digest',
+    IDEMPOTENCY_ENCRYPTION_KEYS: `ab:${randomBytes(32).toString('base64')}`,
+  };
   const [clear, protectedServer, load] = await Promise.all([
     start('servers/module.mjs', { name: 'clear', env, execPath }),
     start('servers/module.mjs', { name: 'sealed', env: { ...env, ...sealed }, execPath }),
     start('load.mjs', { name: 'load driver' }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
-  const run = async (server, token) => (await load.call('run', { url: url(server), connections: 32, seconds, mode: 'fresh', token })).rps;
+  const run = async (server, token) =>
+    (await load.call('run', { url: url(server), connections: 32, seconds, mode: 'fresh', token })).rps;
   for (const server of [clear, protectedServer]) await run(server, 'ab-warmup');
   const ratios = [];
   for (let round = 1; round <= rounds; round++) {
@@ -28,10 +32,14 @@ try {
     const rps = new Map();
     for (const server of order) rps.set(server, await run(server, `ab-${round}`));
     ratios.push(rps.get(protectedServer) / rps.get(clear));
-    console.log(`round ${round}: clear ${rps.get(clear).toFixed(0)} req/s, sealed ${rps.get(protectedServer).toFixed(0)} req/s, ratio ${ratios.at(-1).toFixed(3)}`);
+    console.log(
+      `round ${round}: clear ${rps.get(clear).toFixed(0)} req/s, sealed ${rps.get(protectedServer).toFixed(0)} req/s, ratio ${ratios.at(-1).toFixed(3)}`,
+    );
   }
   const sorted = [...ratios].sort((a, b) => a - b);
-  console.log(`sealed / clear, execute path, c=32: median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} (${sorted[0].toFixed(3)}–${sorted.at(-1).toFixed(3)}), ${process.env.BENCH_NODE ? `Node.js ${process.env.BENCH_NODE}` : process.version}`);
+  console.log(
+    `sealed / clear, execute path, c=32: median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} (${sorted[0].toFixed(3)}–${sorted.at(-1).toFixed(3)}), ${process.env.BENCH_NODE ? `Node.js ${process.env.BENCH_NODE}` : process.version}`,
+  );
   await Promise.all([clear, protectedServer, load].map((child) => child.kill()));
 } finally {
   killAll();

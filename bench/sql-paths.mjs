@@ -43,7 +43,9 @@ const PLAIN_RESERVE = `INSERT INTO idempotency_keys (key, caller, endpoint, fing
   VALUES ($1, $2, $3, $4, now() + $5::bigint * interval '1 millisecond') ON CONFLICT DO NOTHING RETURNING 1`;
 const ENDPOINT = 'POST /payments';
 const HEADERS = JSON.stringify([['content-type', 'application/json; charset=utf-8']]);
-const BODY = Buffer.from('{"id":"5f0c6f43-2a3b-4a4e-9a51-5b0a7a0e6d1e","amount":1250,"currency":"EUR","createdAt":"2026-01-01T00:00:00.000Z"}');
+const BODY = Buffer.from(
+  '{"id":"5f0c6f43-2a3b-4a4e-9a51-5b0a7a0e6d1e","amount":1250,"currency":"EUR","createdAt":"2026-01-01T00:00:00.000Z"}',
+);
 const FINGERPRINT = Buffer.alloc(32, 7);
 
 const database = await startDatabase();
@@ -51,7 +53,11 @@ const client = new pg.Client({ connectionString: database.url });
 await client.connect();
 const meter = cpuMeter({ client: process.pid }, await localPostmaster(database.sql));
 const literal = (value) =>
-  Buffer.isBuffer(value) ? `'\\x${value.toString('hex')}'::bytea` : typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
+  Buffer.isBuffer(value)
+    ? `'\\x${value.toString('hex')}'::bytea`
+    : typeof value === 'number'
+      ? String(value)
+      : client.escapeLiteral(String(value));
 const inline = (sql, values) => sql.replace(/\$(\d+)/g, (_, n) => literal(values[Number(n) - 1]));
 const lockId = () => String(BigInt.asIntN(64, BigInt(`0x${randomUUID().replace(/-/g, '').slice(0, 16)}`)));
 
@@ -86,7 +92,11 @@ const paths = {
   'execute, reserve and UPDATE as named prepared statements': async () => {
     const key = randomUUID();
     await client.query('BEGIN');
-    await client.query({ name: 'reserve', text: RESERVE, values: [lockId(), key, 'sql-named', ENDPOINT, FINGERPRINT, 86_400_000] });
+    await client.query({
+      name: 'reserve',
+      text: RESERVE,
+      values: [lockId(), key, 'sql-named', ENDPOINT, FINGERPRINT, 86_400_000],
+    });
     await business('sql-named');
     await client.query({ name: 'complete', text: COMPLETE, values: [key, 'sql-named', ENDPOINT, 201, HEADERS, BODY] });
     await client.query('COMMIT');
@@ -97,18 +107,28 @@ const paths = {
     await business('sql-merged');
     await client.query(`${inline(COMPLETE, [key, 'sql-merged', ENDPOINT, 201, HEADERS, BODY])}; COMMIT`);
   },
-  'execute, PREPAREd once, BEGIN+EXECUTE reserve and EXECUTE complete+COMMIT in one message each (4 round trips)': async () => {
-    const key = randomUUID();
-    await client.query(`BEGIN; EXECUTE reserve_statement(${[lockId(), key, 'sql-both', ENDPOINT, FINGERPRINT, 86_400_000].map(literal).join(', ')})`);
-    await business('sql-both');
-    await client.query(`EXECUTE complete_statement(${[key, 'sql-both', ENDPOINT, 201, HEADERS, BODY].map(literal).join(', ')}); COMMIT`);
-  },
-  'execute, as sent now (4 round trips): START TRANSACTION + EXECUTE lock + EXECUTE key_row, INSERT, SELECT, EXECUTE insert_outcome + COMMIT': async () => {
-    const key = randomUUID();
-    await client.query(`START TRANSACTION; EXECUTE ${LOCK_KEY.name}(${literal(lockId())}); EXECUTE ${KEY_ROW.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT].map(literal).join(', ')})`);
-    await business('sql-now');
-    await client.query(`EXECUTE ${INSERT_OUTCOME.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT, 201, HEADERS, BODY, 86_400_000].map(literal).join(', ')}); COMMIT`);
-  },
+  'execute, PREPAREd once, BEGIN+EXECUTE reserve and EXECUTE complete+COMMIT in one message each (4 round trips)':
+    async () => {
+      const key = randomUUID();
+      await client.query(
+        `BEGIN; EXECUTE reserve_statement(${[lockId(), key, 'sql-both', ENDPOINT, FINGERPRINT, 86_400_000].map(literal).join(', ')})`,
+      );
+      await business('sql-both');
+      await client.query(
+        `EXECUTE complete_statement(${[key, 'sql-both', ENDPOINT, 201, HEADERS, BODY].map(literal).join(', ')}); COMMIT`,
+      );
+    },
+  'execute, as sent now (4 round trips): START TRANSACTION + EXECUTE lock + EXECUTE key_row, INSERT, SELECT, EXECUTE insert_outcome + COMMIT':
+    async () => {
+      const key = randomUUID();
+      await client.query(
+        `START TRANSACTION; EXECUTE ${LOCK_KEY.name}(${literal(lockId())}); EXECUTE ${KEY_ROW.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT].map(literal).join(', ')})`,
+      );
+      await business('sql-now');
+      await client.query(
+        `EXECUTE ${INSERT_OUTCOME.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT, 201, HEADERS, BODY, 86_400_000].map(literal).join(', ')}); COMMIT`,
+      );
+    },
   'replay, as sent: BEGIN, reserve, ROLLBACK': async () => {
     await client.query('BEGIN');
     await client.query(RESERVE, [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000]);
@@ -116,7 +136,11 @@ const paths = {
   },
   'replay, reserve as a named prepared statement: BEGIN, reserve, ROLLBACK': async () => {
     await client.query('BEGIN');
-    await client.query({ name: 'reserve', text: RESERVE, values: [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000] });
+    await client.query({
+      name: 'reserve',
+      text: RESERVE,
+      values: [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000],
+    });
     await client.query('ROLLBACK');
   },
   'replay, one autocommit lookup of the completed row': async () => {
@@ -135,7 +159,9 @@ try {
   await client.query(RESERVE, [lockId(), replayKey, 'sql-replay', ENDPOINT, FINGERPRINT, 86_400_000]);
   await client.query(COMPLETE, [replayKey, 'sql-replay', ENDPOINT, 201, HEADERS, BODY]);
   await client.query('COMMIT');
-  console.log(`PostgreSQL ${database.version}, ${database.kind}; ${ITERATIONS} sequential requests per path, one connection\n`);
+  console.log(
+    `PostgreSQL ${database.version}, ${database.kind}; ${ITERATIONS} sequential requests per path, one connection\n`,
+  );
   console.log('| path | ms per request | PostgreSQL CPU ms/request | client CPU ms/request |');
   console.log('|---|---:|---:|---:|');
   for (const [name, path] of Object.entries(paths)) {
@@ -146,7 +172,9 @@ try {
     const elapsed = performance.now() - started;
     const cpu = meter.since(before);
     const perRequest = (seconds) => (cpu && seconds !== undefined ? ((seconds * 1000) / ITERATIONS).toFixed(3) : '—');
-    console.log(`| ${name} | ${(elapsed / ITERATIONS).toFixed(3)} | ${perRequest(cpu?.postgres)} | ${perRequest(cpu?.client)} |`);
+    console.log(
+      `| ${name} | ${(elapsed / ITERATIONS).toFixed(3)} | ${perRequest(cpu?.postgres)} | ${perRequest(cpu?.client)} |`,
+    );
   }
 } finally {
   await client.end();

@@ -39,7 +39,14 @@ async function waves(state, url, size, tokenPrefix, mode) {
       if (mode === 'unauthenticated') delete headers.authorization;
       const started = process.hrtime.bigint();
       const outcomes = await Promise.all(Array.from({ length: size }, () => post(url, agent, headers)));
-      const wave = { token, key, ms: Number(process.hrtime.bigint() - started) / 1e6, statuses: {}, replayed: 0, errors: 0 };
+      const wave = {
+        token,
+        key,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        statuses: {},
+        replayed: 0,
+        errors: 0,
+      };
       for (const outcome of outcomes) {
         if (outcome.error) wave.errors += 1;
         else wave.statuses[outcome.status] = (wave.statuses[outcome.status] ?? 0) + 1;
@@ -59,7 +66,9 @@ function post(url, agent, headers) {
       { host: url.hostname, port: url.port, path: '/payments', method: 'POST', agent, headers, timeout: 60_000 },
       (res) => {
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode, replayed: res.headers['idempotent-replayed'] === 'true' }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, replayed: res.headers['idempotent-replayed'] === 'true' }),
+        );
         res.on('error', (error) => resolve({ error: error.message }));
       },
     );

@@ -41,11 +41,16 @@ async function measureTable(keyTable) {
   try {
     log(`${keyTable}: PostgreSQL ${database.version}, ${database.kind}`);
     [server, load] = await Promise.all([
-      start('servers/module.mjs', { name: `module server (${keyTable} table)`, env: { DATABASE_URL: database.url }, execPath }),
+      start('servers/module.mjs', {
+        name: `module server (${keyTable} table)`,
+        env: { DATABASE_URL: database.url },
+        execPath,
+      }),
       start('load.mjs', { name: 'load driver' }),
     ]);
     const url = `http://127.0.0.1:${server.ready.port}`;
-    const steady = (token, seconds = settings.seconds) => load.call('run', { url, connections: settings.connections, mode: 'fresh', token, seconds });
+    const steady = (token, seconds = settings.seconds) =>
+      load.call('run', { url, connections: settings.connections, mode: 'fresh', token, seconds });
     log(`${keyTable}: warming up`);
     await steady(`bench-${run}-warmup`);
 
@@ -77,7 +82,9 @@ async function measureTable(keyTable) {
     const sweep = await server.call('sweep');
     await load.call('stop');
     const live = await during;
-    const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [`bench-${run}-expired`]);
+    const [{ left }] = await database.sql('SELECT count(*)::int AS left FROM idempotency_keys WHERE caller = $1', [
+      `bench-${run}-expired`,
+    ]);
     return { keyTable, insertMs, sweep, left, alone, during: live, database };
   } finally {
     await Promise.all([server?.kill(), load?.kill()]);
@@ -101,12 +108,16 @@ try {
     ...results.map(
       ({ keyTable, insertMs, sweep, left, alone, during }) =>
         `| ${keyTable} | ${(insertMs / 1000).toFixed(1)} s | ${(sweep.ms / 1000).toFixed(2)} s (${
-          keyTable === 'plain' ? `${sweep.deleted.toLocaleString('en')} rows deleted` : `${sweep.partitionsDropped} partitions dropped`
+          keyTable === 'plain'
+            ? `${sweep.deleted.toLocaleString('en')} rows deleted`
+            : `${sweep.partitionsDropped} partitions dropped`
         }) | ${left} | ${ms(alone.p99)} / ${ms(during.p99)} | ${(during.p99 / alone.p99).toFixed(2)}× | ${during.responses} | ${during.non2xx + during.errors + during.timeouts} |`,
     ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  const failed = results.some(({ left, alone, during }) => left !== 0 || [alone, during].some((r) => r.non2xx + r.errors + r.timeouts > 0));
+  const failed = results.some(
+    ({ left, alone, during }) => left !== 0 || [alone, during].some((r) => r.non2xx + r.errors + r.timeouts > 0),
+  );
   status = failed ? 1 : 0;
 } catch (error) {
   log(error.stack ?? String(error));

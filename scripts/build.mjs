@@ -10,7 +10,16 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { generatePrismaClient } from './prisma-generate.mjs';
 
-const INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.cjs.json', 'package.json', 'package-lock.json', 'scripts/build.mjs', 'scripts/prisma-generate.mjs'];
+const INPUTS = [
+  'src',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'tsconfig.cjs.json',
+  'package.json',
+  'package-lock.json',
+  'scripts/build.mjs',
+  'scripts/prisma-generate.mjs',
+];
 const STAMP = 'dist/.inputs';
 
 function inputsHash() {
@@ -59,7 +68,9 @@ writeFileSync(
     '-- src/store/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.\n\n' +
     schema.CREATE_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
-const partitioned = await import(pathToFileURL('dist/esm/store/migrations/idempotency-keys-partitioned.schema.js').href);
+const partitioned = await import(
+  pathToFileURL('dist/esm/store/migrations/idempotency-keys-partitioned.schema.js').href
+);
 writeFileSync(
   'migrations/1795996800000-create-partitioned-idempotency-keys.sql',
   '-- nestjs-pg-idempotency: the idempotency_keys table partitioned by expiry (opt-in, instead of\n' +

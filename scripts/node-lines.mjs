@@ -26,7 +26,15 @@ export function nodeLineBin(line) {
     mkdirSync(dir, { recursive: true });
     // The `node` package puts its binary in place from its install script.
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { node: true } }) + '\n');
-    const args = ['install', '--no-audit', '--no-fund', '--no-save', '--ignore-scripts=false', '--loglevel=error', `node@${version}`];
+    const args = [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--no-save',
+      '--ignore-scripts=false',
+      '--loglevel=error',
+      `node@${version}`,
+    ];
     execFileSync('npm', args, {
       cwd: dir,
       stdio: ['ignore', 'ignore', 'inherit'],

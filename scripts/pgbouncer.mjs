@@ -26,7 +26,11 @@ export function pgbouncerFolder(port) {
 }
 
 /** Starts PgBouncer in front of `url`'s server on `port`; resolves the same URL through it. */
-export async function startPgBouncer(url, port = DEFAULT_PORT, poolSize = Number(process.env.PGBOUNCER_POOL_SIZE ?? 5)) {
+export async function startPgBouncer(
+  url,
+  port = DEFAULT_PORT,
+  poolSize = Number(process.env.PGBOUNCER_POOL_SIZE ?? 5),
+) {
   const binary = which('pgbouncer');
   if (!binary) throw new Error('pgbouncer is not installed (Debian: apt-get install pgbouncer)');
   const target = new URL(url);
@@ -61,8 +65,9 @@ export async function startPgBouncer(url, port = DEFAULT_PORT, poolSize = Number
   if (asRoot) execFileSync('chown', ['-R', 'postgres', folder]);
   const args = ['-d', ...(asRoot ? ['-u', 'postgres'] : []), join(folder, 'pgbouncer.ini')];
   const started = spawnSync(binary, args, { encoding: 'utf8' });
-  if (started.status !== 0) throw new Error(`pgbouncer did not start: ${started.stderr || started.stdout}\n${log(folder)}`);
-  for (const deadline = Date.now() + 10_000; !(await listening(port)); ) {
+  if (started.status !== 0)
+    throw new Error(`pgbouncer did not start: ${started.stderr || started.stdout}\n${log(folder)}`);
+  for (const deadline = Date.now() + 10_000; !(await listening(port));) {
     if (Date.now() > deadline) throw new Error(`pgbouncer does not listen on ${port}:\n${log(folder)}`);
     await sleep(50);
   }
@@ -80,7 +85,7 @@ export async function stopPgBouncer(port = DEFAULT_PORT) {
     const pid = Number(readFileSync(pidfile, 'utf8').trim());
     try {
       process.kill(pid, 'SIGTERM');
-      for (const deadline = Date.now() + 5_000; alive(pid) && Date.now() < deadline; ) await sleep(50);
+      for (const deadline = Date.now() + 5_000; alive(pid) && Date.now() < deadline;) await sleep(50);
       if (alive(pid)) process.kill(pid, 'SIGKILL');
     } catch {
       // not running any more
@@ -122,7 +127,8 @@ function log(folder) {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [command, first, second] = process.argv.slice(2);
-  if (command === 'start' && first) process.stdout.write(`${await startPgBouncer(first, Number(second ?? DEFAULT_PORT))}\n`);
+  if (command === 'start' && first)
+    process.stdout.write(`${await startPgBouncer(first, Number(second ?? DEFAULT_PORT))}\n`);
   else if (command === 'stop') await stopPgBouncer(Number(first ?? DEFAULT_PORT));
   else {
     process.stderr.write('usage: node scripts/pgbouncer.mjs start <postgres-url> [port] | stop [port]\n');

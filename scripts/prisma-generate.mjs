@@ -11,11 +11,19 @@ const SCHEMA = 'src/demo/prisma/schema.prisma';
 const STAMP = 'src/demo/prisma/generated/.schema-sha256';
 
 export function generatePrismaClient() {
-  const hash = createHash('sha256').update(readFileSync(SCHEMA)).update(readFileSync('package-lock.json')).digest('hex');
+  const hash = createHash('sha256')
+    .update(readFileSync(SCHEMA))
+    .update(readFileSync('package-lock.json'))
+    .digest('hex');
   if (existsSync(STAMP) && readFileSync(STAMP, 'utf8') === hash) return;
   execFileSync(process.execPath, ['node_modules/prisma/build/index.js', 'generate', '--schema', SCHEMA], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath, PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' },
+    env: {
+      ...process.env,
+      PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
+      PRISMA_HIDE_UPDATE_MESSAGE: '1',
+      CHECKPOINT_DISABLE: '1',
+    },
   });
   writeFileSync(STAMP, hash);
 }

@@ -25,7 +25,9 @@ let output = '';
 demo.stdout.on('data', (chunk) => (output += chunk));
 const fail = (message) => {
   console.error(`smoke-demo: ${message}\n--- demo output ---\n${output}`);
-  try { process.kill(-demo.pid, 'SIGKILL'); } catch {}
+  try {
+    process.kill(-demo.pid, 'SIGKILL');
+  } catch {}
   process.exit(1);
 };
 
@@ -50,10 +52,15 @@ const firstBody = await first.text();
 const second = await pay();
 const secondBody = await second.text();
 if (first.status !== 201 || second.status !== 201) fail(`expected 201 twice, got ${first.status} and ${second.status}`);
-if (second.headers.get('idempotent-replayed') !== 'true' || secondBody !== firstBody) fail('the retry was not a byte-identical replay');
+if (second.headers.get('idempotent-replayed') !== 'true' || secondBody !== firstBody)
+  fail('the retry was not a byte-identical replay');
 const list = await (await fetch(url, { headers: { authorization: 'Bearer smoke' } })).json();
 if (list.length !== 1) fail(`expected one payment, found ${list.length}`);
-const unauthenticated = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+const unauthenticated = await fetch(url, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: '{}',
+});
 if (unauthenticated.status !== 401) fail(`expected 401 without a token, got ${unauthenticated.status}`);
 
 const demoProcess = [...leftovers()].filter((name) => !before.has(name));
@@ -73,4 +80,6 @@ while (groupAlive()) {
 }
 const remaining = leftovers().filter((name) => demoProcess.includes(name));
 if (remaining.length) fail(`embedded PostgreSQL files left behind: ${remaining.join(', ')}`);
-console.log(`smoke-demo: npm start on Node.js ${process.version} served POST /payments (201, replayed), GET /payments and 401; exited cleanly`);
+console.log(
+  `smoke-demo: npm start on Node.js ${process.version} served POST /payments (201, replayed), GET /payments and 401; exited cleanly`,
+);

@@ -37,7 +37,12 @@ const apps = [
   {
     name: 'nest11-cjs',
     type: 'commonjs',
-    compilerOptions: { module: 'commonjs', moduleResolution: 'node10', ignoreDeprecations: '5.0', esModuleInterop: true },
+    compilerOptions: {
+      module: 'commonjs',
+      moduleResolution: 'node10',
+      ignoreDeprecations: '5.0',
+      esModuleInterop: true,
+    },
     // The lowest versions the peer ranges allow.
     dependencies: {
       '@nestjs/common': '11.0.0',
@@ -57,10 +62,21 @@ const apps = [
     name: 'nest12-cls-esm',
     script: 'cls-app.ts',
     ...ESM,
-    dependencies: { ...NEST12, '@nestjs/typeorm': '^12.0.0', typeorm: '^1.0.0', '@nestjs-cls/transactional': '^3.3.0', 'nestjs-cls': '^6.3.0' },
+    dependencies: {
+      ...NEST12,
+      '@nestjs/typeorm': '^12.0.0',
+      typeorm: '^1.0.0',
+      '@nestjs-cls/transactional': '^3.3.0',
+      'nestjs-cls': '^6.3.0',
+    },
   },
   // No TypeORM: the module runs on the node-postgres pool.
-  { name: 'nest12-drizzle-esm', script: 'drizzle-app.ts', ...ESM, dependencies: { ...NEST12, 'drizzle-orm': '^0.45.0' } },
+  {
+    name: 'nest12-drizzle-esm',
+    script: 'drizzle-app.ts',
+    ...ESM,
+    dependencies: { ...NEST12, 'drizzle-orm': '^0.45.0' },
+  },
   // No TypeORM: Prisma 7 on the node-postgres pool; its client generated with no network.
   {
     name: 'nest12-prisma-esm',
@@ -74,7 +90,10 @@ const apps = [
 let database;
 try {
   run('npm', ['pack', '--silent', '--pack-destination', work], root);
-  const tarball = join(work, readdirSync(work).find((name) => name.endsWith('.tgz')));
+  const tarball = join(
+    work,
+    readdirSync(work).find((name) => name.endsWith('.tgz')),
+  );
   console.log('== publint, attw: the tarball');
   const lint = (tool, args, clean) => {
     let output;
@@ -89,7 +108,9 @@ try {
     }
   };
   lint('publint/src/cli.js', ['run', tarball], (output) => output.includes('All good!'));
-  lint('@arethetypeswrong/cli/dist/index.js', [tarball, '--no-color', '--no-emoji'], (output) => output.includes('No problems found'));
+  lint('@arethetypeswrong/cli/dist/index.js', [tarball, '--no-color', '--no-emoji'], (output) =>
+    output.includes('No problems found'),
+  );
   console.log('   publint: all good; attw: no problems (root, ./client, ./swagger, ./cls, ./drizzle, ./prisma)');
   if (process.env.DATABASE_URL) {
     database = { url: process.env.DATABASE_URL, stop: async () => undefined };
@@ -121,8 +142,16 @@ try {
       join(dir, 'tsconfig.json'),
       JSON.stringify({
         compilerOptions: {
-          target: 'ES2022', lib: ['ES2023', 'DOM'], strict: true, skipLibCheck: true, rootDir: 'src', outDir: 'dist',
-          experimentalDecorators: true, emitDecoratorMetadata: true, types: ['node'], ...app.compilerOptions,
+          target: 'ES2022',
+          lib: ['ES2023', 'DOM'],
+          strict: true,
+          skipLibCheck: true,
+          rootDir: 'src',
+          outDir: 'dist',
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          types: ['node'],
+          ...app.compilerOptions,
         },
         include: ['src'],
       }),
@@ -132,26 +161,45 @@ try {
     if (app.schema) {
       cpSync(join(root, 'scripts/smoke-pack', app.schema), join(dir, 'prisma/schema.prisma'));
       // The CLI looks for a schema engine before it starts; `generate` never runs it: any executable stands in.
-      run(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], dir, { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: process.execPath });
+      run(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], dir, {
+        ...process.env,
+        PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
+      });
     }
     const versions = ['@nestjs/core', '@nestjs/typeorm', 'typeorm', 'nestjs-cls', 'drizzle-orm', '@prisma/client', 'pg']
       .filter((name) => name in app.dependencies)
-      .map((name) => `${name}@${JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version}`);
+      .map(
+        (name) =>
+          `${name}@${JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version}`,
+      );
     console.log(`== ${app.name}: tsc, run (${versions.join(', ')})`);
     const ownTsc = join(dir, 'node_modules/typescript/bin/tsc');
     run(process.execPath, [app.dependencies.typescript ? ownTsc : tsc, '-p', 'tsconfig.json'], dir);
     const output = run(process.execPath, ['dist/app.js'], dir, { ...process.env, DATABASE_URL: database.url });
     console.log(`   ${output.trim()}`);
     // The plain SQL migration resolves through the package's exports, and is the only one shipped.
-    const sql = run(process.execPath, ['-p', `require('node:fs').readFileSync(require.resolve('nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql'), 'utf8').includes('CREATE TABLE IF NOT EXISTS idempotency_keys')`], dir);
+    const sql = run(
+      process.execPath,
+      [
+        '-p',
+        `require('node:fs').readFileSync(require.resolve('nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql'), 'utf8').includes('CREATE TABLE IF NOT EXISTS idempotency_keys')`,
+      ],
+      dir,
+    );
     if (sql.trim() !== 'true') throw new Error('the shipped SQL migration did not resolve');
     const shipped = readdirSync(join(dir, 'node_modules/nestjs-pg-idempotency/migrations'));
     if (shipped.some((name) => !name.endsWith('.sql'))) throw new Error(`migrations/ ships ${shipped.join(', ')}`);
     // The key console's CLI, as a user runs it from the app's folder.
-    const counts = run('npx', ['--no-install', 'nestjs-pg-idempotency', 'keys', 'count'], dir, { ...process.env, DATABASE_URL: database.url });
-    if (!/^STATE\s+EXPIRED\s+ROWS/.test(counts)) throw new Error(`npx nestjs-pg-idempotency keys count printed: ${counts}`);
+    const counts = run('npx', ['--no-install', 'nestjs-pg-idempotency', 'keys', 'count'], dir, {
+      ...process.env,
+      DATABASE_URL: database.url,
+    });
+    if (!/^STATE\s+EXPIRED\s+ROWS/.test(counts))
+      throw new Error(`npx nestjs-pg-idempotency keys count printed: ${counts}`);
   }
-  console.log('smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app, an ESM NestJS 12 / TypeORM 1 app, one with @nestjs-cls/transactional, one with Drizzle and one with Prisma, both with no TypeORM');
+  console.log(
+    'smoke-pack: the packed tarball works in a CJS NestJS 11 / TypeORM 0.3 app, an ESM NestJS 12 / TypeORM 1 app, one with @nestjs-cls/transactional, one with Drizzle and one with Prisma, both with no TypeORM',
+  );
 } catch (error) {
   if (error.stdout) console.error(error.stdout);
   console.error(`smoke-pack: failed (${error.message.split('\n')[0]}); work folder: ${work}`);

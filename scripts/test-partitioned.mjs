@@ -23,7 +23,10 @@ const SUITES = [
 ];
 
 /** A test of the row-deleting sweeper: on this table the sweeper drops partitions (test/partitioned/). */
-const NOT_ON_PARTITIONS = ['sweep only while no one else holds the sweep lock, then until every expired row is gone', 'the sweeper deletes expired digested rows'];
+const NOT_ON_PARTITIONS = [
+  'sweep only while no one else holds the sweep lock, then until every expired row is gone',
+  'the sweeper deletes expired digested rows',
+];
 
 let embedded;
 let admin;
@@ -43,10 +46,14 @@ try {
   const args = process.argv.slice(2);
   const suites = args.some((arg) => !arg.startsWith('-')) ? [] : SUITES;
   const skip = `^(?!.*(?:${NOT_ON_PARTITIONS.join('|')})).*$`;
-  const jest = spawnSync(process.execPath, ['node_modules/jest/bin/jest.js', '-c', 'jest.partitioned.config.mjs', '-t', skip, ...suites, ...args], {
-    stdio: 'inherit',
-    env: { ...process.env, DATABASE_URL: url.href, IDEMPOTENCY_KEY_TABLE: 'partitioned' },
-  });
+  const jest = spawnSync(
+    process.execPath,
+    ['node_modules/jest/bin/jest.js', '-c', 'jest.partitioned.config.mjs', '-t', skip, ...suites, ...args],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, DATABASE_URL: url.href, IDEMPOTENCY_KEY_TABLE: 'partitioned' },
+    },
+  );
   status = jest.status ?? 1;
 } finally {
   await admin?.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);

@@ -24,8 +24,7 @@ export class IdempotencyConfigurationError extends IdempotencyError {
 export class UnreplayableRouteError extends IdempotencyConfigurationError {
   constructor(readonly routes: readonly string[]) {
     super(
-      `these @Idempotent() routes cannot replay their responses:\n` +
-        routes.map((route) => `  - ${route}`).join('\n'),
+      `these @Idempotent() routes cannot replay their responses:\n` + routes.map((route) => `  - ${route}`).join('\n'),
     );
   }
 }

@@ -25,7 +25,12 @@ export {
   IDEMPOTENCY_CORS_EXPOSED_HEADERS,
   withIdempotencyCors,
 } from './http/idempotency.cors.js';
-export { IdempotencyConfigurationError, IdempotencyError, NotAnHttpRouteError, UnreplayableRouteError } from './idempotency.errors.js';
+export {
+  IdempotencyConfigurationError,
+  IdempotencyError,
+  NotAnHttpRouteError,
+  UnreplayableRouteError,
+} from './idempotency.errors.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './http/problems.js';
 export type { Duration } from './options/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';
@@ -41,10 +46,21 @@ export { CreatePartitionedIdempotencyKeys1795996800000 } from './store/migration
 export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './store/migrations/idempotency-keys-partitioned.schema.js';
 export { DigestIdempotencyKeys1796169600000 } from './store/migrations/digest-idempotency-keys.migration.js';
 export { DIGEST_IDEMPOTENCY_KEYS } from './store/migrations/digest-idempotency-keys.schema.js';
-export { IdempotencyResealer, type ResealOptions, type ResealReport } from './operations/reseal/idempotency-resealer.js';
+export {
+  IdempotencyResealer,
+  type ResealOptions,
+  type ResealReport,
+} from './operations/reseal/idempotency-resealer.js';
 export { UnreadableOutcomeError } from './store/protect/unreadable-outcome.error.js';
 export { IdempotencyKeyConsole } from './operations/console/idempotency-key-console.js';
-export { type InProgressKey, KeyConsoleInputError, KeyNotFoundError, type KeyQuery, type KeyReport, type StateCount } from './operations/console/key-console.js';
+export {
+  type InProgressKey,
+  KeyConsoleInputError,
+  KeyNotFoundError,
+  type KeyQuery,
+  type KeyReport,
+  type StateCount,
+} from './operations/console/key-console.js';
 export type { KeyStorage } from './key/scoped-key.js';
 export { IdempotentMessage } from './messages/idempotent-message.decorator.js';
 export type { IdempotentMessageOptions } from './messages/message-options.js';

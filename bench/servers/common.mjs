@@ -51,7 +51,9 @@ function labelOf(text) {
 /** `BEGIN + EXECUTE reserve_v1`, `EXECUTE complete_v1 + COMMIT`: the parts of a combined statement. */
 function inlineLabel(text) {
   const parts = [];
-  for (const [, verb, name] of text.matchAll(/(?:^|;)\s*(START TRANSACTION|BEGIN|COMMIT|ROLLBACK|EXECUTE|PREPARE)\b\s*(\w*)/gi)) {
+  for (const [, verb, name] of text.matchAll(
+    /(?:^|;)\s*(START TRANSACTION|BEGIN|COMMIT|ROLLBACK|EXECUTE|PREPARE)\b\s*(\w*)/gi,
+  )) {
     const upper = verb.toUpperCase();
     if (upper === 'PREPARE') continue;
     parts.push(upper === 'START TRANSACTION' ? 'BEGIN' : upper === 'EXECUTE' ? `EXECUTE ${name}` : upper);
@@ -67,7 +69,8 @@ export function statementLabel(text) {
   if (verb === 'COMMIT' || verb === 'ROLLBACK') return verb;
   if (verb === 'SELECT' && /pg_(try_)?advisory_(un)?lock\(/.test(sql)) return 'SELECT advisory lock/unlock (sweeper)';
   if (verb === 'WITH' && /\bDELETE FROM idempotency_keys\b/.test(sql)) return 'DELETE idempotency_keys';
-  if (verb === 'WITH' && sql.includes('pg_try_advisory_xact_lock')) return 'record: WITH try-lock, INSERT … ON CONFLICT';
+  if (verb === 'WITH' && sql.includes('pg_try_advisory_xact_lock'))
+    return 'record: WITH try-lock, INSERT … ON CONFLICT';
   const table = /\b(?:INTO|UPDATE|FROM)\s+"?([\w.]+)"?/i.exec(sql)?.[1];
   return table ? `${verb} ${table}` : verb;
 }

@@ -20,7 +20,8 @@ if (mode !== 'plain' && mode !== 'module') throw new Error(`CONSUMER must be "pl
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, idleTimeoutMillis: 1_000 });
 const db = drizzle({ client: pool });
 const idempotent = new IdempotentDrizzle(db);
-const insert = (message) => sql`INSERT INTO bench_messages (batch, published_at) VALUES (${message.batch}, to_timestamp(${message.publishedAt}::double precision / 1000))`;
+const insert = (message) =>
+  sql`INSERT INTO bench_messages (batch, published_at) VALUES (${message.batch}, to_timestamp(${message.publishedAt}::double precision / 1000))`;
 
 class ConsumerController {
   async created(message, context) {
@@ -33,16 +34,35 @@ const prototype = ConsumerController.prototype;
 Payload()(prototype, 'created', 0);
 Ctx()(prototype, 'created', 1);
 Reflect.defineMetadata('design:paramtypes', [Object, Object], prototype, 'created');
-Reflect.decorate(mode === 'module' ? [EventPattern('bench.message'), IdempotentMessage()] : [EventPattern('bench.message')], prototype, 'created', Object.getOwnPropertyDescriptor(prototype, 'created'));
+Reflect.decorate(
+  mode === 'module' ? [EventPattern('bench.message'), IdempotentMessage()] : [EventPattern('bench.message')],
+  prototype,
+  'created',
+  Object.getOwnPropertyDescriptor(prototype, 'created'),
+);
 Reflect.decorate([Controller()], ConsumerController);
 
 class ConsumerModule {}
-Reflect.decorate([Module({ imports: mode === 'module' ? [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })] : [], controllers: [ConsumerController] })], ConsumerModule);
+Reflect.decorate(
+  [
+    Module({
+      imports: mode === 'module' ? [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })] : [],
+      controllers: [ConsumerController],
+    }),
+  ],
+  ConsumerModule,
+);
 
 const app = await NestFactory.create(ConsumerModule, { logger: ['error'] });
 app.connectMicroservice({
   transport: Transport.RMQ,
-  options: { urls: [process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672'], queue: process.env.QUEUE, noAck: false, prefetchCount: 16, queueOptions: { durable: true } },
+  options: {
+    urls: [process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672'],
+    queue: process.env.QUEUE,
+    noAck: false,
+    prefetchCount: 16,
+    queueOptions: { durable: true },
+  },
 });
 await app.startAllMicroservices();
 await serve(app);

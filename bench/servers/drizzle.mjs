@@ -20,7 +20,8 @@ import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dt
 
 const { databaseUrl } = serverEnv();
 const mode = process.env.DRIZZLE_SERVER ?? 'module';
-if (mode !== 'baseline' && mode !== 'module') throw new Error(`DRIZZLE_SERVER must be "baseline" or "module", got "${mode}"`);
+if (mode !== 'baseline' && mode !== 'module')
+  throw new Error(`DRIZZLE_SERVER must be "baseline" or "module", got "${mode}"`);
 
 const schema = { payments };
 // Idle connections go after a second: the bench's servers take turns on one PostgreSQL's connections.
@@ -30,7 +31,10 @@ const idempotent = new IdempotentDrizzle(db, { schema });
 
 /** The demo handler's body on `database`: insert the payment, read it back. */
 async function pay(database, dto, caller) {
-  const [{ id }] = await database.insert(payments).values({ ...dto, caller }).returning({ id: payments.id });
+  const [{ id }] = await database
+    .insert(payments)
+    .values({ ...dto, caller })
+    .returning({ id: payments.id });
   const [payment] = await database
     .select({ id: payments.id, amount: payments.amount, currency: payments.currency, createdAt: payments.createdAt })
     .from(payments)
@@ -40,19 +44,31 @@ async function pay(database, dto, caller) {
 
 class PaymentsController {
   create(dto, request) {
-    return mode === 'baseline' ? db.transaction((tx) => pay(tx, dto, request.user.id)) : pay(idempotent.db, dto, request.user.id);
+    return mode === 'baseline'
+      ? db.transaction((tx) => pay(tx, dto, request.user.id))
+      : pay(idempotent.db, dto, request.user.id);
   }
 }
 const prototype = PaymentsController.prototype;
 Body()(prototype, 'create', 0);
 Req()(prototype, 'create', 1);
 Reflect.defineMetadata('design:paramtypes', [CreatePaymentDto, Object], prototype, 'create');
-Reflect.decorate(mode === 'module' ? [Post(), Idempotent()] : [Post()], prototype, 'create', Object.getOwnPropertyDescriptor(prototype, 'create'));
+Reflect.decorate(
+  mode === 'module' ? [Post(), Idempotent()] : [Post()],
+  prototype,
+  'create',
+  Object.getOwnPropertyDescriptor(prototype, 'create'),
+);
 Reflect.decorate([Controller('payments'), UseGuards(BearerAuthGuard)], PaymentsController);
 
 class DrizzleModule {}
 Reflect.decorate(
-  [Module({ imports: mode === 'module' ? [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })] : [], controllers: [PaymentsController] })],
+  [
+    Module({
+      imports: mode === 'module' ? [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })] : [],
+      controllers: [PaymentsController],
+    }),
+  ],
   DrizzleModule,
 );
 

@@ -18,17 +18,27 @@ import { Payment, servePlainApp } from './plain-app.mjs';
 import { TypeOrmHost } from '../../dist/esm/hosts/typeorm/typeorm-host.js';
 import { resolveModuleOptions } from '../../dist/esm/options/settings.js';
 import { scopeKey } from '../../dist/esm/key/scoped-key.js';
-import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME, RECORD_OUTCOME_PARTITIONED } from '../../dist/esm/store/table/record.sql.js';
+import {
+  RECORD_FRESH_OUTCOME_PARTITIONED,
+  RECORD_OUTCOME,
+  RECORD_OUTCOME_PARTITIONED,
+} from '../../dist/esm/store/table/record.sql.js';
 import { KEY_ROW, LOCK_KEY } from '../../dist/esm/store/table/reservation.sql.js';
 
 const { databaseUrl } = serverEnv();
 // The key row's statement: the plain table's, or the partitioned table's over a row in the way
 // (partitioned) or where the lookup found none (partitioned-fresh).
-const RECORDINGS = { plain: RECORD_OUTCOME, partitioned: RECORD_OUTCOME_PARTITIONED, 'partitioned-fresh': RECORD_FRESH_OUTCOME_PARTITIONED };
+const RECORDINGS = {
+  plain: RECORD_OUTCOME,
+  partitioned: RECORD_OUTCOME_PARTITIONED,
+  'partitioned-fresh': RECORD_FRESH_OUTCOME_PARTITIONED,
+};
 const record = RECORDINGS[process.env.KEY_TABLE ?? 'plain'];
-if (!record) throw new Error(`KEY_TABLE must be one of ${Object.keys(RECORDINGS).join(', ')}, got "${process.env.KEY_TABLE}"`);
+if (!record)
+  throw new Error(`KEY_TABLE must be one of ${Object.keys(RECORDINGS).join(', ')}, got "${process.env.KEY_TABLE}"`);
 const statements = process.env.KEY_STATEMENTS ?? 'reservation';
-if (statements !== 'reservation' && statements !== 'insert') throw new Error(`KEY_STATEMENTS must be "reservation" or "insert", got "${statements}"`);
+if (statements !== 'reservation' && statements !== 'insert')
+  throw new Error(`KEY_STATEMENTS must be "reservation" or "insert", got "${statements}"`);
 const fingerprint = Buffer.alloc(32, 7);
 const headers = JSON.stringify([['content-type', 'application/json; charset=utf-8']]);
 const ttlMs = 86_400_000;
@@ -57,12 +67,16 @@ await servePlainApp(databaseUrl, async (dataSource, dto, request) => {
         ];
   const { transaction, results } = await host.begin(reservation, [record]);
   try {
-    if (statements === 'reservation' && (results[0].rows[0].locked !== true || results[1].rows.length > 0)) throw new Error('a fresh key was found taken');
+    if (statements === 'reservation' && (results[0].rows[0].locked !== true || results[1].rows.length > 0))
+      throw new Error('a fresh key was found taken');
     const payments = transaction.handle.getRepository(Payment);
     const saved = await payments.save(payments.create({ ...dto, caller: scope.caller }));
     const payment = await payments.findOneByOrFail({ id: saved.id });
     const body = Buffer.from(JSON.stringify(payment));
-    await transaction.commitWith([record, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]], false);
+    await transaction.commitWith(
+      [record, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]],
+      false,
+    );
     return payment;
   } catch (error) {
     await transaction.end('rollback').catch(() => undefined);

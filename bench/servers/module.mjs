@@ -6,7 +6,9 @@
 import { pathToFileURL } from 'node:url';
 import { serve, serverEnv } from './common.mjs';
 
-const dist = process.env.MODULE_DIST ? pathToFileURL(`${process.env.MODULE_DIST.replace(/\/$/, '')}/`) : new URL('../../dist/', import.meta.url);
+const dist = process.env.MODULE_DIST
+  ? pathToFileURL(`${process.env.MODULE_DIST.replace(/\/$/, '')}/`)
+  : new URL('../../dist/', import.meta.url);
 const { createDemoApp } = await import(new URL('esm/demo/create-demo-app.js', dist).href);
 const { demoConfigFromEnv } = await import(new URL('esm/demo/demo.config.js', dist).href);
 const { IdempotencySweeper } = await import(new URL('esm/index.js', dist).href);
@@ -20,7 +22,12 @@ const app = await createDemoApp(
       IDEMPOTENCY_ENCRYPTION_KEYS: process.env.IDEMPOTENCY_ENCRYPTION_KEYS,
       DEMO_REPLAY_CACHE: process.env.DEMO_REPLAY_CACHE,
     }),
-    port: 0, databaseUrl, ttlSeconds: 86_400, sweepIntervalMs: 0, latencyMs },
+    port: 0,
+    databaseUrl,
+    ttlSeconds: 86_400,
+    sweepIntervalMs: 0,
+    latencyMs,
+  },
   { quiet: true },
 );
 

@@ -19,7 +19,8 @@ import { CreatePaymentDto } from '../../dist/esm/demo/payments/create-payment.dt
 
 const { databaseUrl } = serverEnv();
 const mode = process.env.PRISMA_SERVER ?? 'module';
-if (mode !== 'baseline' && mode !== 'module') throw new Error(`PRISMA_SERVER must be "baseline" or "module", got "${mode}"`);
+if (mode !== 'baseline' && mode !== 'module')
+  throw new Error(`PRISMA_SERVER must be "baseline" or "module", got "${mode}"`);
 
 // Idle connections go after a second: the bench's servers take turns on one PostgreSQL's connections.
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 20, idleTimeoutMillis: 1_000 });
@@ -38,7 +39,9 @@ class PaymentsController {
     this.prisma = prisma;
   }
   create(dto, request) {
-    return mode === 'baseline' ? plain.$transaction((tx) => pay(tx, dto, request.user.id)) : pay(this.prisma.client, dto, request.user.id);
+    return mode === 'baseline'
+      ? plain.$transaction((tx) => pay(tx, dto, request.user.id))
+      : pay(this.prisma.client, dto, request.user.id);
   }
 }
 const prototype = PaymentsController.prototype;
@@ -46,7 +49,12 @@ Body()(prototype, 'create', 0);
 Req()(prototype, 'create', 1);
 Reflect.defineMetadata('design:paramtypes', [CreatePaymentDto, Object], prototype, 'create');
 Reflect.defineMetadata('design:paramtypes', mode === 'module' ? [IdempotentPrisma] : [], PaymentsController);
-Reflect.decorate(mode === 'module' ? [Post(), Idempotent()] : [Post()], prototype, 'create', Object.getOwnPropertyDescriptor(prototype, 'create'));
+Reflect.decorate(
+  mode === 'module' ? [Post(), Idempotent()] : [Post()],
+  prototype,
+  'create',
+  Object.getOwnPropertyDescriptor(prototype, 'create'),
+);
 Reflect.decorate([Controller('payments'), UseGuards(BearerAuthGuard)], PaymentsController);
 
 class PrismaBenchModule {}
@@ -55,7 +63,10 @@ Reflect.decorate(
     Module({
       imports:
         mode === 'module'
-          ? [IdempotencyModule.forRoot({ pool, sweepInterval: 0 }), IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter }))]
+          ? [
+              IdempotencyModule.forRoot({ pool, sweepInterval: 0 }),
+              IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })),
+            ]
           : [],
       controllers: [PaymentsController],
     }),

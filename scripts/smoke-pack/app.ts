@@ -61,7 +61,12 @@ class RawController {
 const modules = (controllers: Type[]) => {
   @Module({
     imports: [
-      TypeOrmModule.forRoot({ type: 'postgres', url, migrations: [CreateIdempotencyKeys1795996800000], migrationsRun: true }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url,
+        migrations: [CreateIdempotencyKeys1795996800000],
+        migrationsRun: true,
+      }),
       IdempotencyModule.forRoot({ anonymousCallers: 'shared', sweepInterval: 0 }),
     ],
     controllers,

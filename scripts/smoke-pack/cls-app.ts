@@ -43,11 +43,20 @@ class PaymentsController {
 
 @Module({
   imports: [
-    TypeOrmModule.forRoot({ type: 'postgres', url, migrations: [CreateIdempotencyKeys1795996800000], migrationsRun: true }),
+    TypeOrmModule.forRoot({
+      type: 'postgres',
+      url,
+      migrations: [CreateIdempotencyKeys1795996800000],
+      migrationsRun: true,
+    }),
     ClsModule.forRoot({
       global: true,
       middleware: { mount: true },
-      plugins: [new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }) })],
+      plugins: [
+        new ClsPluginTransactional({
+          adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }),
+        }),
+      ],
     }),
     IdempotencyModule.forRoot({ anonymousCallers: 'shared', sweepInterval: 0 }),
   ],
@@ -63,7 +72,8 @@ async function main(): Promise<void> {
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
-  const count = async (who: string) => (await db.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [who])).rows[0].n;
+  const count = async (who: string) =>
+    (await db.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [who])).rows[0].n;
   const checks: Record<string, boolean> = {
     ...(await payTwiceAndFailOnce(base, caller, count)),
   };

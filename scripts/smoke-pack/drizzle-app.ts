@@ -31,17 +31,23 @@ class PaymentsController {
   }
 }
 
-@Module({ imports: [IdempotencyModule.forRoot({ pool, anonymousCallers: 'shared', sweepInterval: 0 })], controllers: [PaymentsController] })
+@Module({
+  imports: [IdempotencyModule.forRoot({ pool, anonymousCallers: 'shared', sweepInterval: 0 })],
+  controllers: [PaymentsController],
+})
 class AppModule {}
 
 async function main(): Promise<void> {
-  const migration = createRequire(import.meta.url).resolve('nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql');
+  const migration = createRequire(import.meta.url).resolve(
+    'nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql',
+  );
   await pool.query(readFileSync(migration, 'utf8'));
   await pool.query('CREATE TABLE IF NOT EXISTS smoke_payments (id serial PRIMARY KEY, caller text NOT NULL)');
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
-  const count = async (who: string) => (await pool.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [who])).rows[0].n;
+  const count = async (who: string) =>
+    (await pool.query('SELECT count(*)::int AS n FROM smoke_payments WHERE caller = $1', [who])).rows[0].n;
   const checks: Record<string, boolean> = {
     ...(await payTwiceAndFailOnce(base, caller, count)),
     noTypeorm: !resolvesTypeorm(import.meta.url),

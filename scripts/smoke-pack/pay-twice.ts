@@ -12,8 +12,15 @@ export async function payTwiceAndFailOnce(
 ): Promise<Record<string, boolean>> {
   const client = new IdempotentClient({ maxAttempts: 1 });
   const first = await client.fetch(`${base}/payments`, { method: 'POST', headers: { 'x-caller': caller } });
-  const again = await client.fetch(`${base}/payments`, { method: 'POST', headers: { 'x-caller': caller }, idempotencyKey: first.key });
-  const failed = await client.fetch(`${base}/payments`, { method: 'POST', headers: { 'x-caller': `${caller}-failed`, 'x-fail': '1' } });
+  const again = await client.fetch(`${base}/payments`, {
+    method: 'POST',
+    headers: { 'x-caller': caller },
+    idempotencyKey: first.key,
+  });
+  const failed = await client.fetch(`${base}/payments`, {
+    method: 'POST',
+    headers: { 'x-caller': `${caller}-failed`, 'x-fail': '1' },
+  });
   const [firstBody, againBody] = [await first.response.text(), await again.response.text()];
   return {
     replayed: first.response.status === 201 && !first.replayed && again.replayed && firstBody === againBody,

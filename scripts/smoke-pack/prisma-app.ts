@@ -50,7 +50,9 @@ class PaymentsController {
 class AppModule {}
 
 async function main(): Promise<void> {
-  const migration = createRequire(import.meta.url).resolve('nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql');
+  const migration = createRequire(import.meta.url).resolve(
+    'nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql',
+  );
   await pool.query(readFileSync(migration, 'utf8'));
   await pool.query('CREATE TABLE IF NOT EXISTS smoke_prisma_payments (id serial PRIMARY KEY, caller text NOT NULL)');
   await pool.query(
@@ -60,7 +62,12 @@ async function main(): Promise<void> {
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
   const count = async (who: string) =>
-    (await pool.query('SELECT count(*)::int AS n FROM smoke_prisma_payments p JOIN smoke_prisma_ledger l ON l.payment_id = p.id WHERE p.caller = $1', [who])).rows[0].n;
+    (
+      await pool.query(
+        'SELECT count(*)::int AS n FROM smoke_prisma_payments p JOIN smoke_prisma_ledger l ON l.payment_id = p.id WHERE p.caller = $1',
+        [who],
+      )
+    ).rows[0].n;
   const checks: Record<string, boolean> = {
     ...(await payTwiceAndFailOnce(base, caller, count)),
     noTypeorm: !resolvesTypeorm(import.meta.url),

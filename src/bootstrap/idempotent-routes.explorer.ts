@@ -38,18 +38,24 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
       for (const name of this.scanner.getAllMethodNames(controller.prototype)) {
         const handler = controller.prototype[name];
         if (Reflect.getMetadata(IDEMPOTENT_MESSAGE, handler) !== undefined) {
-          if (Reflect.getMetadata(PATTERN_METADATA, handler) === undefined) notHttp.push(`${controller.name}.${name} (@IdempotentMessage() on a handler that is no @MessagePattern() / @EventPattern())`);
+          if (Reflect.getMetadata(PATTERN_METADATA, handler) === undefined)
+            notHttp.push(
+              `${controller.name}.${name} (@IdempotentMessage() on a handler that is no @MessagePattern() / @EventPattern())`,
+            );
           else this.messages.of(controller, handler);
           continue;
         }
         if (this.reflector.getAllAndOverride(IDEMPOTENT_ROUTE, [handler, controller]) === undefined) continue;
         if (Reflect.getMetadata(PATTERN_METADATA, handler) !== undefined) {
-          notHttp.push(`${controller.name}.${name} (a @MessagePattern() / @EventPattern() handler: mark it @IdempotentMessage())`);
+          notHttp.push(
+            `${controller.name}.${name} (a @MessagePattern() / @EventPattern() handler: mark it @IdempotentMessage())`,
+          );
           continue;
         }
         // By class, @Idempotent() covers the routes; the controller's other methods are not handlers.
         if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) {
-          if (this.reflector.get(IDEMPOTENT_ROUTE, handler) !== undefined) notHttp.push(`${controller.name}.${name} (not a route)`);
+          if (this.reflector.get(IDEMPOTENT_ROUTE, handler) !== undefined)
+            notHttp.push(`${controller.name}.${name} (not a route)`);
           continue;
         }
         this.routes.of(controller, handler);

@@ -88,7 +88,8 @@ export class IdempotentClient {
     const given = options.fetch;
     this.fetchImpl = given ? (input, init) => given(input, init) : (input, init) => globalThis.fetch(input, init);
     this.random = options.random ?? Math.random;
-    if (options.attemptTimeoutMs !== undefined) this.attemptTimeoutMs = atLeast(options.attemptTimeoutMs, 1, 'attemptTimeoutMs');
+    if (options.attemptTimeoutMs !== undefined)
+      this.attemptTimeoutMs = atLeast(options.attemptTimeoutMs, 1, 'attemptTimeoutMs');
     this.onRetry = options.onRetry;
   }
 
@@ -101,7 +102,9 @@ export class IdempotentClient {
   async fetch(input: string | URL, init: IdempotentRequestInit = {}): Promise<IdempotentResult> {
     const { idempotencyKey, ...requestInit } = init;
     if (isStream(requestInit.body)) {
-      throw new TypeError('nestjs-pg-idempotency/client: a stream body cannot be sent again on a retry; pass a string, bytes, Blob or FormData');
+      throw new TypeError(
+        'nestjs-pg-idempotency/client: a stream body cannot be sent again on a retry; pass a string, bytes, Blob or FormData',
+      );
     }
     const headers = new Headers(requestInit.headers);
     const key = headers.get(KEY_HEADER) ?? idempotencyKey ?? this.generateKey();
@@ -148,9 +151,15 @@ export class IdempotentClient {
   private async attempt(input: string | URL, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
     if (this.attemptTimeoutMs === undefined) return this.fetchImpl(input, { ...init, signal });
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new DOMException('the attempt timed out', 'TimeoutError')), this.attemptTimeoutMs);
+    const timer = setTimeout(
+      () => timeout.abort(new DOMException('the attempt timed out', 'TimeoutError')),
+      this.attemptTimeoutMs,
+    );
     try {
-      return await this.fetchImpl(input, { ...init, signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal });
+      return await this.fetchImpl(input, {
+        ...init,
+        signal: signal ? AbortSignal.any([signal, timeout.signal]) : timeout.signal,
+      });
     } finally {
       clearTimeout(timer);
     }
@@ -194,7 +203,10 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 /** A web `ReadableStream`, or anything `fetch` reads as it goes (a Node `Readable`, an async iterable). */
 function isStream(body: unknown): boolean {
   if (typeof body !== 'object' || body === null) return false;
-  return typeof (body as { getReader?: unknown }).getReader === 'function' || typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+  return (
+    typeof (body as { getReader?: unknown }).getReader === 'function' ||
+    typeof (body as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function'
+  );
 }
 
 function atLeast(value: number, min: number, option: string): number {

@@ -52,7 +52,12 @@ export class ExactlyOnce {
     private readonly ttls: KeyTtls,
   ) {}
 
-  async run<T>(request: IdempotentRequest, rules: RunRules, work: () => T | Promise<T>, policy: FailurePolicy): Promise<RunOutcome<Awaited<T>>> {
+  async run<T>(
+    request: IdempotentRequest,
+    rules: RunRules,
+    work: () => T | Promise<T>,
+    policy: FailurePolicy,
+  ): Promise<RunOutcome<Awaited<T>>> {
     const { handler, transport } = rules;
     const extending = this.ttls.report(request.ttlMs);
     if (extending) await extending;
@@ -68,7 +73,9 @@ export class ExactlyOnce {
       case 'completed': {
         this.events.emit({ type: 'replayed', handler, status: reservation.response.status, transport });
         const recorded = recordedResult(reservation.response);
-        return recorded.kind === 'failed' ? { kind: 'failed-before', error: recorded.error } : { kind: 'replayed', value: recorded.value };
+        return recorded.kind === 'failed'
+          ? { kind: 'failed-before', error: recorded.error }
+          : { kind: 'replayed', value: recorded.value };
       }
       case 'mismatch':
         this.events.emit({ type: 'mismatch', handler, transport });
@@ -93,7 +100,13 @@ export class ExactlyOnce {
     return 'store';
   }
 
-  private async runHeld<T>(hold: KeyHold, request: IdempotentRequest, rules: RunRules, work: () => T | Promise<T>, policy: FailurePolicy): Promise<RunOutcome<Awaited<T>>> {
+  private async runHeld<T>(
+    hold: KeyHold,
+    request: IdempotentRequest,
+    rules: RunRules,
+    work: () => T | Promise<T>,
+    policy: FailurePolicy,
+  ): Promise<RunOutcome<Awaited<T>>> {
     const { handler, mode, transport } = rules;
     const startedAt = performance.now();
     let settle!: () => void;
@@ -101,22 +114,38 @@ export class ExactlyOnce {
     let value!: Awaited<T>;
     let failure: { error: unknown } | undefined;
     try {
-      value = await executionContext.run(keyExecution(request.scope, hold), () => hold.enterHandler(async () => work(), settled));
+      value = await executionContext.run(keyExecution(request.scope, hold), () =>
+        hold.enterHandler(async () => work(), settled),
+      );
     } catch (error) {
       failure = { error };
     } finally {
       settle();
     }
     const transient = failure !== undefined && isTransientFailure(this.host.failureOf(failure.error));
-    const decision = decideWork({ failed: failure !== undefined, transient, recordFailure: failure !== undefined && !transient && policy.recordFailure(failure.error) });
+    const decision = decideWork({
+      failed: failure !== undefined,
+      transient,
+      recordFailure: failure !== undefined && !transient && policy.recordFailure(failure.error),
+    });
     const released = (reason: 'failed' | 'lease-lost') =>
-      this.events.emit({ type: 'released', handler, mode, reason, durationMs: performance.now() - startedAt, transport });
+      this.events.emit({
+        type: 'released',
+        handler,
+        mode,
+        reason,
+        durationMs: performance.now() - startedAt,
+        transport,
+      });
     try {
       if (decision.action === 'release') {
         await hold.release();
         released('failed');
-        if (transient) logger.error(`${handler}: its database work failed (nothing kept): ${messageOf(failure!.error)}`);
-        return transient ? { kind: 'unavailable', error: failure!.error, reason: 'store' } : { kind: 'failed', error: failure!.error };
+        if (transient)
+          logger.error(`${handler}: its database work failed (nothing kept): ${messageOf(failure!.error)}`);
+        return transient
+          ? { kind: 'unavailable', error: failure!.error, reason: 'store' }
+          : { kind: 'failed', error: failure!.error };
       }
       const stored = failure ? failureRecord(failure.error, policy.attempts) : resultRecord(value);
       if ((await hold.complete(stored, decision.rollbackWrites)) === 'lost') {

@@ -82,11 +82,15 @@ export class IdempotencyService {
     return naming(`IdempotencyService.run() in scope ${JSON.stringify(call?.scope)}`, () => {
       const { scope, key, caller = '', payload, recordFailure = false } = call;
       const wrongKey = keyProblem(key);
-      if (wrongKey !== undefined) throw new IdempotencyConfigurationError(`the key ${wrongKey === 'missing' ? 'is missing' : wrongKey}`);
-      if (typeof caller !== 'string' || callerProblem(caller) !== undefined) throw new IdempotencyConfigurationError(callerProblem(String(caller)) ?? 'the caller is not a string');
+      if (wrongKey !== undefined)
+        throw new IdempotencyConfigurationError(`the key ${wrongKey === 'missing' ? 'is missing' : wrongKey}`);
+      if (typeof caller !== 'string' || callerProblem(caller) !== undefined)
+        throw new IdempotencyConfigurationError(callerProblem(String(caller)) ?? 'the caller is not a string');
       const endpoint = `${ENDPOINT_PREFIX}${scope}`;
       if (typeof scope !== 'string' || scope === '' || endpointTooLong(endpoint)) {
-        throw new IdempotencyConfigurationError(`the scope must be a name of 1 to ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes`);
+        throw new IdempotencyConfigurationError(
+          `the scope must be a name of 1 to ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes`,
+        );
       }
       const execution = executionSettings(this.settings, defined(call));
       let fingerprint: Buffer | undefined;
@@ -98,7 +102,11 @@ export class IdempotencyService {
         },
       };
       const policy =
-        typeof recordFailure === 'function' ? { recordFailure, attempts: 1 } : recordFailure ? RECORD_EVERY_FAILURE : RELEASE_EVERY_FAILURE;
+        typeof recordFailure === 'function'
+          ? { recordFailure, attempts: 1 }
+          : recordFailure
+            ? RECORD_EVERY_FAILURE
+            : RELEASE_EVERY_FAILURE;
       return { request, rules: { handler: scope, ...execution }, policy };
     });
   }

@@ -69,7 +69,10 @@ export class KeyDrain implements OnModuleDestroy {
     logger.log(`draining: waiting up to ${this.settings.drainTimeoutMs} ms for ${count} key(s) in flight`);
     const abort = new AbortController();
     const idle = new Promise<'idle'>((resolve) => (this.idle = () => resolve('idle')));
-    const outcome = await Promise.race([idle, sleep(this.settings.drainTimeoutMs, 'bound' as const, { signal: abort.signal }).catch(() => 'idle' as const)]);
+    const outcome = await Promise.race([
+      idle,
+      sleep(this.settings.drainTimeoutMs, 'bound' as const, { signal: abort.signal }).catch(() => 'idle' as const),
+    ]);
     abort.abort();
     this.idle = undefined;
     if (outcome === 'idle') return;

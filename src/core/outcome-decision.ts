@@ -25,7 +25,8 @@ export interface Outcome {
 }
 
 /** A problem sent in place of the app's answer. */
-export type Replacement = 'failed-after-answer' | 'too-large' | 'lease-taken-over' | 'outcome-refused' | 'store-unavailable';
+export type Replacement =
+  'failed-after-answer' | 'too-large' | 'lease-taken-over' | 'outcome-refused' | 'store-unavailable';
 
 /** Why a key was released without a recorded outcome (the `released` event's reason). */
 export type ReleaseReason = 'not-stored' | 'failed';
@@ -59,7 +60,13 @@ export type Decision =
 export function decide({ answer, handlerFailed, status, storable, fits }: Outcome): Decision {
   if (handlerFailed && answer === 'early') return { action: 'release', keepWrites: false, reason: 'failed', status };
   if (handlerFailed && answer === 'self-sent') {
-    return { action: 'release', keepWrites: false, reason: 'not-stored', status: 500, replaceWith: 'failed-after-answer' };
+    return {
+      action: 'release',
+      keepWrites: false,
+      reason: 'not-stored',
+      status: 500,
+      replaceWith: 'failed-after-answer',
+    };
   }
   if (!storable) return { action: 'release', keepWrites: status < 400 && !handlerFailed, reason: 'not-stored', status };
   if (!fits) return { action: 'release', keepWrites: false, reason: 'failed', status, replaceWith: 'too-large' };
@@ -96,7 +103,11 @@ export function afterRecording(recording: Recording): AfterRecording {
     case 'lost':
       return { event: 'released', reason: 'lease-lost', replaceWith: 'lease-taken-over' };
     case 'failed':
-      return { event: 'released', reason: 'failed', replaceWith: recording.refused ? 'outcome-refused' : 'store-unavailable' };
+      return {
+        event: 'released',
+        reason: 'failed',
+        replaceWith: recording.refused ? 'outcome-refused' : 'store-unavailable',
+      };
   }
 }
 

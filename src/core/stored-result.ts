@@ -12,7 +12,11 @@ export type RecordedResult = { kind: 'succeeded'; value: unknown } | { kind: 'fa
 
 /** What is kept of a result: its JSON (`null` for none), so that a later call gets it back. */
 export function resultRecord(value: unknown): StoredResponse {
-  return { status: SUCCEEDED, headers: JSON_HEADERS, body: Buffer.from(JSON.stringify(value === undefined ? null : value) ?? 'null') };
+  return {
+    status: SUCCEEDED,
+    headers: JSON_HEADERS,
+    body: Buffer.from(JSON.stringify(value === undefined ? null : value) ?? 'null'),
+  };
 }
 
 /** What is kept of a failure that is recorded: the error's message and the attempts made. */
@@ -28,6 +32,7 @@ export function failureRecord(error: unknown, attempts: number): StoredResponse 
 /** A completed key's recorded result. */
 export function recordedResult(stored: StoredResponse): RecordedResult {
   const recorded = JSON.parse(stored.body.toString('utf8') || 'null') as unknown;
-  if (stored.status === FAILED) return { kind: 'failed', error: String((recorded as { error?: unknown } | null)?.error ?? 'failed') };
+  if (stored.status === FAILED)
+    return { kind: 'failed', error: String((recorded as { error?: unknown } | null)?.error ?? 'failed') };
   return { kind: 'succeeded', value: recorded };
 }

@@ -26,7 +26,10 @@ function serveOpenApi(app: INestApplication): void {
   let document: OpenAPIObject | undefined;
   const adapter = app.getHttpAdapter();
   adapter.get('/openapi.json', (_request: unknown, response: unknown) => {
-    document ??= createIdempotentDocument(app, new DocumentBuilder().setTitle('nestjs-pg-idempotency demo').setVersion('1').addBearerAuth().build());
+    document ??= createIdempotentDocument(
+      app,
+      new DocumentBuilder().setTitle('nestjs-pg-idempotency demo').setVersion('1').addBearerAuth().build(),
+    );
     adapter.reply(response, document, 200);
   });
 }

@@ -19,7 +19,10 @@ export interface Queryable {
  * Runs `migrations` (each safe to re-run: `IF NOT EXISTS` throughout) on `queryable`, with no
  * TypeORM: the migration classes only send SQL through the QueryRunner they are given.
  */
-export async function migrateWithout(queryable: Queryable, migrations: ReadonlyArray<new () => MigrationInterface>): Promise<void> {
+export async function migrateWithout(
+  queryable: Queryable,
+  migrations: ReadonlyArray<new () => MigrationInterface>,
+): Promise<void> {
   const runner = { query: (sql: string) => queryable.query(sql) } as unknown as QueryRunner;
   for (const Migration of migrations) await new Migration().up(runner);
 }

@@ -62,7 +62,9 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
     replayCache: onOff(env.DEMO_REPLAY_CACHE, true, 'DEMO_REPLAY_CACHE'),
     storage: {
       keys: oneOf(env.IDEMPOTENCY_KEY_STORAGE, ['clear', 'digest'] as const, 'IDEMPOTENCY_KEY_STORAGE'),
-      ...(env.IDEMPOTENCY_ENCRYPTION_KEYS ? { encryption: { keys: encryptionKeys(env.IDEMPOTENCY_ENCRYPTION_KEYS) } } : {}),
+      ...(env.IDEMPOTENCY_ENCRYPTION_KEYS
+        ? { encryption: { keys: encryptionKeys(env.IDEMPOTENCY_ENCRYPTION_KEYS) } }
+        : {}),
     },
   };
 }
@@ -71,7 +73,8 @@ export function demoConfigFromEnv(env: NodeJS.ProcessEnv = process.env): DemoCon
 function encryptionKeys(value: string): { id: string; key: string }[] {
   return value.split(',').map((entry) => {
     const colon = entry.indexOf(':');
-    if (colon < 1) throw new Error(`IDEMPOTENCY_ENCRYPTION_KEYS must be id:base64key pairs separated by commas, got "${entry}"`);
+    if (colon < 1)
+      throw new Error(`IDEMPOTENCY_ENCRYPTION_KEYS must be id:base64key pairs separated by commas, got "${entry}"`);
     return { id: entry.slice(0, colon).trim(), key: entry.slice(colon + 1).trim() };
   });
 }
@@ -97,6 +100,7 @@ function onOff(value: string | undefined, fallback: boolean, name: string): bool
 function integer(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a non-negative integer, got "${value}"`);
+  if (!Number.isInteger(parsed) || parsed < 0)
+    throw new Error(`${name} must be a non-negative integer, got "${value}"`);
   return parsed;
 }

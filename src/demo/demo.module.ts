@@ -19,7 +19,8 @@ import { TransactionalClsModule } from './transactional/transactional.module.js'
 @Module({})
 export class DemoModule {
   static forRoot(config: DemoConfig & { databaseUrl: string }): DynamicModule {
-    if (config.tx === 'prisma' || config.tx === 'cls-prisma') return { module: DemoModule, imports: [prismaDemoModule(config)] };
+    if (config.tx === 'prisma' || config.tx === 'cls-prisma')
+      return { module: DemoModule, imports: [prismaDemoModule(config)] };
     const cls = config.tx === 'cls';
     return {
       module: DemoModule,
@@ -45,7 +46,11 @@ export class DemoModule {
         }),
       ],
       controllers: [cls ? TransactionalPaymentsController : PaymentsController, RefundsController],
-      providers: [{ provide: DEMO_CONFIG, useValue: config }, SimulatedPaymentProvider, ...(cls ? [PaymentsService, PaymentLedger] : [])],
+      providers: [
+        { provide: DEMO_CONFIG, useValue: config },
+        SimulatedPaymentProvider,
+        ...(cls ? [PaymentsService, PaymentLedger] : []),
+      ],
     };
   }
 }

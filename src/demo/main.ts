@@ -8,7 +8,9 @@ import { demoConfigFromEnv } from './demo.config.js';
  */
 async function main(): Promise<void> {
   const config = demoConfigFromEnv();
-  const embedded = config.databaseUrl ? undefined : await (await import('./database/embedded-postgres.js')).startEmbeddedPostgres();
+  const embedded = config.databaseUrl
+    ? undefined
+    : await (await import('./database/embedded-postgres.js')).startEmbeddedPostgres();
   // embedded-postgres installs signal handlers that stop the server and exit with 128+signal,
   // racing the orderly shutdown below (app first, then its database): this process owns them.
   process.removeAllListeners('SIGINT');

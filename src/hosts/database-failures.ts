@@ -12,7 +12,12 @@ export abstract class DatabaseFailure extends IdempotencyError {
     /** PostgreSQL's SQLSTATE, when the failure carries one. */
     readonly sqlState: string | undefined,
   ) {
-    super((cause as { message?: unknown })?.message !== undefined ? String((cause as { message: unknown }).message) : String(cause), { cause });
+    super(
+      (cause as { message?: unknown })?.message !== undefined
+        ? String((cause as { message: unknown }).message)
+        : String(cause),
+      { cause },
+    );
   }
 }
 

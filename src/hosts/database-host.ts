@@ -90,7 +90,12 @@ export interface Bound {
  * transaction is `handle`; the scope ends once `settled` resolves. `savepoint` is the handler's
  * savepoint, which the tool's first transaction may use as its own.
  */
-export type HandlerScope = <T>(handle: unknown, start: () => T, settled: Promise<void>, savepoint: HandlerSavepoint) => T;
+export type HandlerScope = <T>(
+  handle: unknown,
+  start: () => T,
+  settled: Promise<void>,
+  savepoint: HandlerSavepoint,
+) => T;
 
 /**
  * The savepoint the key's transaction sets before the handler runs. A tool that would set a

@@ -11,7 +11,10 @@ export function packageVersion(name: string): string | undefined {
     const main = createRequire(join(process.cwd(), 'index.js')).resolve(name);
     for (let dir = dirname(main); dir !== dirname(dir); dir = dirname(dir)) {
       try {
-        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+        const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+          name?: string;
+          version?: string;
+        };
         if (manifest.name === name) return manifest.version;
       } catch {
         // no package.json here: look one folder up

@@ -1,4 +1,11 @@
-import { type CallHandler, type ExecutionContext, Inject, Injectable, Logger, type NestInterceptor } from '@nestjs/common';
+import {
+  type CallHandler,
+  type ExecutionContext,
+  Inject,
+  Injectable,
+  Logger,
+  type NestInterceptor,
+} from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { type Observable, of } from 'rxjs';
 import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
@@ -107,7 +114,9 @@ export class HttpEntry implements NestInterceptor {
           throw Problems.keyReused();
         case 'in-progress':
           this.events.emit({ type: 'in-progress', handler: route.handler });
-          throw Problems.keyInUse(reservation.retryAfterSeconds ?? this.retryAfter.seconds(route.handler, route.retryAfterSeconds));
+          throw Problems.keyInUse(
+            reservation.retryAfterSeconds ?? this.retryAfter.seconds(route.handler, route.retryAfterSeconds),
+          );
       }
     } catch (error) {
       throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error) : error;

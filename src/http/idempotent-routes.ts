@@ -13,7 +13,10 @@ export class IdempotentRoutes {
 
   constructor(@Inject(IDEMPOTENCY_SETTINGS) settings: IdempotencySettings, reflector: Reflector, ttls: KeyTtls) {
     this.routes = new HandlerSettings(ttls, (controller, handler) => {
-      const options = reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [handler, controller]);
+      const options = reflector.getAllAndOverride<IdempotentRouteOptions | undefined>(IDEMPOTENT_ROUTE, [
+        handler,
+        controller,
+      ]);
       return options && resolveRouteOptions(settings, options, `${controller.name}.${handler.name}`, controller);
     });
   }

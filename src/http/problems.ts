@@ -108,7 +108,11 @@ const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After'
  * sentence is written.
  */
 export const Problems = {
-  keyMissing: () => new IdempotencyProblem(ProblemType.KeyMissing, 'send an Idempotency-Key header (a UUID or a ULID) with this request'),
+  keyMissing: () =>
+    new IdempotencyProblem(
+      ProblemType.KeyMissing,
+      'send an Idempotency-Key header (a UUID or a ULID) with this request',
+    ),
   keyMalformed: (why: MalformedKey) => new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why]),
   keyInUse: (retryAfterSeconds: number) =>
     new IdempotencyProblem(
@@ -138,7 +142,10 @@ export const Problems = {
       `the caller id resolved for this request cannot scope a key: it must be at most ${maxBytes} bytes of UTF-8, without NUL characters or unpaired surrogates`,
     ),
   endpointTooLong: (maxLength: number) =>
-    new IdempotencyProblem(ProblemType.EndpointTooLong, `idempotent request paths are limited to ${maxLength} characters`),
+    new IdempotencyProblem(
+      ProblemType.EndpointTooLong,
+      `idempotent request paths are limited to ${maxLength} characters`,
+    ),
   bodyNotParsed: () =>
     new IdempotencyProblem(
       ProblemType.BodyNotParsed,
@@ -146,10 +153,20 @@ export const Problems = {
         'send JSON or a URL-encoded form, or give the route a fingerprint function',
     ),
   bodyTooDeep: (maxDepth: number) =>
-    new IdempotencyProblem(ProblemType.BodyTooDeep, `request bodies of idempotent routes may nest at most ${maxDepth} levels deep`),
+    new IdempotencyProblem(
+      ProblemType.BodyTooDeep,
+      `request bodies of idempotent routes may nest at most ${maxDepth} levels deep`,
+    ),
   /** The 503 of database trouble: nothing was kept, retry after `retryAfterSeconds`. */
-  storeUnavailable: (when: 'reserving' | 'handling' | 'recording' | 'recording-after-effects', retryAfterSeconds: number) =>
-    new IdempotencyProblem(ProblemType.StoreUnavailable, `${UNAVAILABLE[when]}; retry later with the same key`, retryAfter(retryAfterSeconds)),
+  storeUnavailable: (
+    when: 'reserving' | 'handling' | 'recording' | 'recording-after-effects',
+    retryAfterSeconds: number,
+  ) =>
+    new IdempotencyProblem(
+      ProblemType.StoreUnavailable,
+      `${UNAVAILABLE[when]}; retry later with the same key`,
+      retryAfter(retryAfterSeconds),
+    ),
   /** The drain began: no key is taken here any more; the connection is closed, so a retry goes to another instance. */
   shuttingDown: (retryAfterSeconds: number) =>
     new IdempotencyProblem(
@@ -203,5 +220,6 @@ const UNAVAILABLE = {
   reserving: 'the idempotency store cannot be reached',
   handling: 'the database failed while handling this request; nothing was kept',
   recording: 'the outcome could not be recorded, so nothing was kept',
-  'recording-after-effects': "the outcome could not be recorded; the handler's work was done, and a retry may run it again",
+  'recording-after-effects':
+    "the outcome could not be recorded; the handler's work was done, and a retry may run it again",
 } as const;

@@ -6,7 +6,11 @@ import type { Reservation } from '../core/reserve/reservation.js';
  * connection held in between, until the key is no longer in progress or `waitMs` has passed.
  * Past the wait, the last answer stands, with its Retry-After (a lease's seconds left).
  */
-export async function awaitTurn(reserve: () => Promise<Reservation>, waitMs: number, first: Reservation): Promise<Reservation> {
+export async function awaitTurn(
+  reserve: () => Promise<Reservation>,
+  waitMs: number,
+  first: Reservation,
+): Promise<Reservation> {
   const deadline = Date.now() + waitMs;
   let pause = 50;
   let last = first;

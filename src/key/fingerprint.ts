@@ -120,7 +120,10 @@ function percentDecoded(bytes: Buffer): Buffer {
 }
 
 function isHex(byte: number | undefined): boolean {
-  return byte !== undefined && ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66));
+  return (
+    byte !== undefined &&
+    ((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66))
+  );
 }
 
 function cmp(a: string, b: string): number {

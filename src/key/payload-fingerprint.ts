@@ -6,5 +6,7 @@ import { canonicalJson } from './fingerprint.js';
  * JSON, so that the order of an object's keys does not matter; `undefined` counts as `null`.
  */
 export function payloadFingerprint(payload: unknown): Buffer {
-  return createHash('sha256').update(canonicalJson(payload ?? null)).digest();
+  return createHash('sha256')
+    .update(canonicalJson(payload ?? null))
+    .digest();
 }

@@ -64,7 +64,11 @@ export function scopeKey(key: string, caller: string, endpoint: string, storage:
       return (row ??=
         storage === 'clear'
           ? { key, caller, endpoint }
-          : { key: KEY_DIGEST_PREFIX + this.digest.toString('hex'), caller: '', endpoint: KEY_DIGEST_PREFIX + this.endpointDigest.toString('hex') });
+          : {
+              key: KEY_DIGEST_PREFIX + this.digest.toString('hex'),
+              caller: '',
+              endpoint: KEY_DIGEST_PREFIX + this.endpointDigest.toString('hex'),
+            });
     },
   };
 }

@@ -43,14 +43,22 @@ export class IdempotentMessages {
     private readonly runner: MessageRunner,
   ) {}
 
-  async consume(message: ReceivedMessage, handler: () => unknown, options: ConsumeOptions = {}): Promise<ConsumedMessage> {
+  async consume(
+    message: ReceivedMessage,
+    handler: () => unknown,
+    options: ConsumeOptions = {},
+  ): Promise<ConsumedMessage> {
     const settings = this.settingsOf(options);
     const outcome = await this.runner.run(message, settings, handler);
     return { outcome, settlement: settlementOf(outcome), retryDelayMs: settings.retryDelayMs };
   }
 
   /** `consume()`, then the delivery settled with the broker as the outcome says. */
-  async consumeDelivery(delivery: MessageDelivery, handler: () => unknown, options: ConsumeOptions = {}): Promise<ConsumedMessage> {
+  async consumeDelivery(
+    delivery: MessageDelivery,
+    handler: () => unknown,
+    options: ConsumeOptions = {},
+  ): Promise<ConsumedMessage> {
     const consumed = await this.consume(delivery.message, handler, options);
     await delivery.settle(consumed.settlement, consumed.retryDelayMs, consumed.outcome.kind === 'retry');
     return consumed;
@@ -59,7 +67,8 @@ export class IdempotentMessages {
   /** The options' settings, checked once per options object. */
   private settingsOf(options: ConsumeOptions): MessageSettings {
     let found = this.resolved.get(options);
-    if (!found) this.resolved.set(options, (found = resolveMessageOptions(this.settings, options, options.name ?? 'consumer')));
+    if (!found)
+      this.resolved.set(options, (found = resolveMessageOptions(this.settings, options, options.name ?? 'consumer')));
     return found;
   }
 }

@@ -39,7 +39,9 @@ export class MessageEntry implements NestInterceptor {
           'or JetStreamServer (nestjs-pg-idempotency/jetstream); for another, call IdempotentMessages.consume() from the consumer',
       );
     }
-    const outcome = await this.runner.run(found.delivery.message, settings, () => lastValueFrom(next.handle(), { defaultValue: undefined }));
+    const outcome = await this.runner.run(found.delivery.message, settings, () =>
+      lastValueFrom(next.handle(), { defaultValue: undefined }),
+    );
     await found.delivery.settle(settlementOf(outcome), settings.retryDelayMs, outcome.kind === 'retry');
     const replies = Reflect.getMetadata(HANDLER_TYPE_METADATA, context.getHandler()) === MESSAGE_PATTERN;
     return replies ? answerOf(outcome, found.publishesEnd) : of(undefined);
@@ -67,9 +69,20 @@ function answerOf(outcome: MessageOutcome, publishesEnd: boolean): Observable<un
     case 'failed-before':
       return throwError(() => new MessageNotAnsweredError(`the message was recorded as failed: ${outcome.error}`));
     case 'dead':
-      return throwError(() => new MessageNotAnsweredError(`the message failed its last attempt and was dead-lettered: ${(outcome.error as Error)?.message ?? String(outcome.error)}`, { cause: outcome.error }));
+      return throwError(
+        () =>
+          new MessageNotAnsweredError(
+            `the message failed its last attempt and was dead-lettered: ${(outcome.error as Error)?.message ?? String(outcome.error)}`,
+            { cause: outcome.error },
+          ),
+      );
     case 'mismatch':
-      return throwError(() => new MessageNotAnsweredError('the message came with a key already used for another payload; it was not run, and was dead-lettered'));
+      return throwError(
+        () =>
+          new MessageNotAnsweredError(
+            'the message came with a key already used for another payload; it was not run, and was dead-lettered',
+          ),
+      );
     case 'malformed':
       return throwError(() => new MessageNotAnsweredError(`the message cannot be de-duplicated: ${outcome.why}`));
   }

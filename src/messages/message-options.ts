@@ -36,4 +36,3 @@ export const MESSAGE_DEFAULTS = {
   maxAttempts: 5,
   retryDelay: '1s',
 } as const satisfies IdempotentMessageOptions;
-

@@ -36,7 +36,11 @@ export class MessageRunner {
     return this.outcomeOf(outcome, message, settings);
   }
 
-  private outcomeOf(outcome: RunOutcome, message: ReceivedMessage, { handler, maxAttempts }: MessageSettings): MessageOutcome {
+  private outcomeOf(
+    outcome: RunOutcome,
+    message: ReceivedMessage,
+    { handler, maxAttempts }: MessageSettings,
+  ): MessageOutcome {
     const { transport } = message;
     switch (outcome.kind) {
       case 'executed':
@@ -49,7 +53,9 @@ export class MessageRunner {
       case 'lease-lost':
         return { kind: 'held' };
       case 'mismatch':
-        logger.error(`${handler}: a ${transport} message came with a key already used for another payload; it was not run, and was dead-lettered`);
+        logger.error(
+          `${handler}: a ${transport} message came with a key already used for another payload; it was not run, and was dead-lettered`,
+        );
         return { kind: 'mismatch' };
       case 'failed':
         return { kind: 'retry', error: outcome.error };
@@ -58,7 +64,13 @@ export class MessageRunner {
           `${handler}: a ${transport} message failed its attempt ${message.attempt} of ${maxAttempts}; recorded as failed and dead-lettered: ` +
             `${(outcome.error as Error)?.message ?? String(outcome.error)}`,
         );
-        this.events.emit({ type: 'dead-lettered', handler, transport, attempts: message.attempt, durationMs: outcome.durationMs });
+        this.events.emit({
+          type: 'dead-lettered',
+          handler,
+          transport,
+          attempts: message.attempt,
+          durationMs: outcome.durationMs,
+        });
         return { kind: 'dead', error: outcome.error };
       case 'unavailable':
         return { kind: 'unavailable', error: outcome.error };

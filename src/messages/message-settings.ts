@@ -22,7 +22,11 @@ const BY_MESSAGE_ID = (message: ReceivedMessage) => message.id;
 const NO_TENANT = () => undefined;
 
 /** The settings of a message handler named `handler`; an invalid option throws, naming it. */
-export function resolveMessageOptions(module: IdempotencySettings, options: IdempotentMessageOptions, handler: string): MessageSettings {
+export function resolveMessageOptions(
+  module: IdempotencySettings,
+  options: IdempotentMessageOptions,
+  handler: string,
+): MessageSettings {
   return naming(`@IdempotentMessage() on ${handler}`, () => {
     const merged = { ...MESSAGE_DEFAULTS, ...defined(options) };
     return {

@@ -24,14 +24,20 @@ export function readMessage(message: ReceivedMessage, settings: MessageSettings)
   const key = settings.keyOf(message);
   const wrongKey = keyProblem(key);
   if (wrongKey !== undefined) {
-    return { malformed: wrongKey === 'missing' ? "the message has no key (its message id, or the handler's key function, gave none)" : `the message's key ${wrongKey}` };
+    return {
+      malformed:
+        wrongKey === 'missing'
+          ? "the message has no key (its message id, or the handler's key function, gave none)"
+          : `the message's key ${wrongKey}`,
+    };
   }
   const tenant = settings.tenantOf(message) ?? '';
   if (typeof tenant !== 'string' || callerProblem(tenant) !== undefined) {
     return { malformed: "the message's tenant is not a string of at most 256 bytes that PostgreSQL can store" };
   }
   const endpoint = `${ENDPOINT_PREFIX}${message.pattern}`;
-  if (endpointTooLong(endpoint)) return { malformed: `the message's pattern is longer than ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes` };
+  if (endpointTooLong(endpoint))
+    return { malformed: `the message's pattern is longer than ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes` };
   let fingerprint: Buffer | undefined;
   return {
     scope: scopeKey(key as string, tenant, endpoint, settings.keyStorage),

@@ -29,7 +29,9 @@ export function naming<T>(where: string, resolve: () => T): T {
 /** `value` when it is one of `allowed`; a typo must not fall back to another behaviour. */
 export function oneOf<T extends string>(value: T, allowed: readonly T[], option: string): T {
   if (allowed.includes(value)) return value;
-  throw new IdempotencyConfigurationError(`option "${option}" must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(
+    `option "${option}" must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`,
+  );
 }
 
 export function aFunction<T extends Function>(value: T, option: string): T {
@@ -49,31 +51,52 @@ export function aPositiveInteger(value: number, option: string): number {
 
 /** A node-postgres Pool (`connect()` and `options`), or nothing. */
 export function aPool<T extends { connect?: unknown; options?: unknown }>(value: T | undefined): T | undefined {
-  if (value === undefined || (typeof value === 'object' && value !== null && typeof value.connect === 'function' && typeof value.options === 'object')) {
+  if (
+    value === undefined ||
+    (typeof value === 'object' &&
+      value !== null &&
+      typeof value.connect === 'function' &&
+      typeof value.options === 'object')
+  ) {
     return value;
   }
   throw new IdempotencyConfigurationError(`option "pool" must be a node-postgres Pool, got ${describe(value)}`);
 }
 
 export function aKeyFormat(value: KeyFormat): KeyFormat {
-  if (value === 'uuid-or-ulid' || value === 'printable-ascii' || value instanceof RegExp || typeof value === 'function') return value;
-  throw new IdempotencyConfigurationError(`option "keyFormat" must be 'uuid-or-ulid', 'printable-ascii', a RegExp or a function, got ${describe(value)}`);
+  if (value === 'uuid-or-ulid' || value === 'printable-ascii' || value instanceof RegExp || typeof value === 'function')
+    return value;
+  throw new IdempotencyConfigurationError(
+    `option "keyFormat" must be 'uuid-or-ulid', 'printable-ascii', a RegExp or a function, got ${describe(value)}`,
+  );
 }
 
 /** A list of body field paths, or a function: a lone string would be read as a list of its characters. */
 export function aFingerprint(value: FingerprintOption | undefined): FingerprintOption | undefined {
   if (value === undefined || typeof value === 'function') return value;
   if (Array.isArray(value) && value.every((path) => typeof path === 'string' && path !== '')) return value;
-  throw new IdempotencyConfigurationError(`option "fingerprint" must be a list of body field paths (['amount']) or a function, got ${describe(value)}`);
+  throw new IdempotencyConfigurationError(
+    `option "fingerprint" must be a list of body field paths (['amount']) or a function, got ${describe(value)}`,
+  );
 }
 
 export function headerNames(value: readonly string[]): readonly string[] {
-  if (Array.isArray(value) && value.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) return value;
-  throw new IdempotencyConfigurationError(`option "replayHeaders" must be a list of header names, got ${describe(value)}`);
+  if (
+    Array.isArray(value) &&
+    value.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+  )
+    return value;
+  throw new IdempotencyConfigurationError(
+    `option "replayHeaders" must be a list of header names, got ${describe(value)}`,
+  );
 }
 
 /** Milliseconds in `duration`, at most `maxMs`, and at least `minMs` (0 allowed when `minMs` is 0). */
-export function milliseconds(duration: Duration, option: string, { minMs = 0, maxMs }: { minMs?: number; maxMs: number }): number {
+export function milliseconds(
+  duration: Duration,
+  option: string,
+  { minMs = 0, maxMs }: { minMs?: number; maxMs: number },
+): number {
   const ms = toMilliseconds(duration, option);
   if (minMs >= 1 && ms < 1) throw new IdempotencyConfigurationError(`option "${option}" must be longer than 0`);
   if (ms < minMs) throw new IdempotencyConfigurationError(`option "${option}" must be at least ${minMs} ms, got ${ms}`);
@@ -89,15 +112,20 @@ export function aStorage(storage: StorageOptions = {}): { keyStorage: KeyStorage
   if (storage.encryption === undefined) return { keyStorage, outcomes: CLEAR_OUTCOMES };
   const keys = storage.encryption?.keys;
   if (!Array.isArray(keys) || keys.length === 0) {
-    throw new IdempotencyConfigurationError('option "storage.encryption.keys" must list at least one key ({ id, key }), the newest first');
+    throw new IdempotencyConfigurationError(
+      'option "storage.encryption.keys" must list at least one key ({ id, key }), the newest first',
+    );
   }
   const seen = new Set<string>();
   const resolved = keys.map(({ id, key }, index) => {
     const where = `storage.encryption.keys[${index}]`;
     if (typeof id !== 'string' || !KEY_ID.test(id)) {
-      throw new IdempotencyConfigurationError(`option "${where}.id" must be 1 to 64 printable ASCII characters, got ${describe(id)}`);
+      throw new IdempotencyConfigurationError(
+        `option "${where}.id" must be 1 to 64 printable ASCII characters, got ${describe(id)}`,
+      );
     }
-    if (seen.has(id)) throw new IdempotencyConfigurationError(`option "${where}.id" repeats the id '${id}': each key needs its own`);
+    if (seen.has(id))
+      throw new IdempotencyConfigurationError(`option "${where}.id" repeats the id '${id}': each key needs its own`);
     seen.add(id);
     const bytes = typeof key === 'string' ? Buffer.from(key, 'base64') : key;
     if (!Buffer.isBuffer(bytes) || bytes.length !== 32) {
@@ -114,11 +142,21 @@ export function aStorage(storage: StorageOptions = {}): { keyStorage: KeyStorage
 export function aRedaction(redact: RedactionOptions = {}): Redaction {
   const headers = redact.headers ?? [];
   const body = redact.body ?? [];
-  if (!Array.isArray(headers) || !headers.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) {
-    throw new IdempotencyConfigurationError(`option "redact.headers" must be a list of header names, got ${describe(headers)}`);
+  if (
+    !Array.isArray(headers) ||
+    !headers.every((name) => typeof name === 'string' && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+  ) {
+    throw new IdempotencyConfigurationError(
+      `option "redact.headers" must be a list of header names, got ${describe(headers)}`,
+    );
   }
-  if (!Array.isArray(body) || !body.every((path) => typeof path === 'string' && path.split('.').every((part) => part !== ''))) {
-    throw new IdempotencyConfigurationError(`option "redact.body" must be a list of body field paths (['card.number']), got ${describe(body)}`);
+  if (
+    !Array.isArray(body) ||
+    !body.every((path) => typeof path === 'string' && path.split('.').every((part) => part !== ''))
+  ) {
+    throw new IdempotencyConfigurationError(
+      `option "redact.body" must be a list of body field paths (['card.number']), got ${describe(body)}`,
+    );
   }
   return { headers: new Set(headers.map((name) => name.toLowerCase())), body: body.map((path) => path.split('.')) };
 }

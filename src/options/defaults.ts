@@ -1,4 +1,10 @@
-import type { CallerResolver, IdempotencyMode, IdempotencyModuleOptions, IdempotentRouteOptions, StorePolicy } from './module-options.js';
+import type {
+  CallerResolver,
+  IdempotencyMode,
+  IdempotencyModuleOptions,
+  IdempotentRouteOptions,
+  StorePolicy,
+} from './module-options.js';
 
 /** Statuses that are retryable by nature and so never stored. */
 const TRANSIENT_4XX = new Set([408, 409, 425, 429]);
@@ -34,7 +40,12 @@ export const defaultCaller: CallerResolver = (request) => {
   if (typeof user === 'string' || typeof user === 'number' || typeof user === 'bigint') return user;
   if (user === null || typeof user !== 'object') return undefined;
   const id = user.id ?? user.sub ?? undefined;
-  const ownText = id !== null && typeof id === 'object' && !Array.isArray(id) && typeof id.toString === 'function' && id.toString !== Object.prototype.toString;
+  const ownText =
+    id !== null &&
+    typeof id === 'object' &&
+    !Array.isArray(id) &&
+    typeof id.toString === 'function' &&
+    id.toString !== Object.prototype.toString;
   return ownText ? String(id) : id;
 };
 

@@ -12,7 +12,9 @@ export function toMilliseconds(duration: Duration, option: string): number {
   if (typeof duration === 'number' && Number.isFinite(duration) && duration >= 0) return wholeMilliseconds(duration);
   const match = typeof duration === 'string' ? /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(duration) : null;
   if (!match) {
-    throw new IdempotencyConfigurationError(`option "${option}" must be milliseconds or a string like '24h', got ${String(duration)}`);
+    throw new IdempotencyConfigurationError(
+      `option "${option}" must be milliseconds or a string like '24h', got ${String(duration)}`,
+    );
   }
   return wholeMilliseconds(Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS]);
 }

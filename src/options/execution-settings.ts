@@ -32,7 +32,10 @@ export function executionSettings(module: IdempotencySettings, options: Executio
   return {
     ttlMs: options.ttl === undefined ? module.ttlMs : milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
     mode: options.mode === undefined ? DEFAULT_MODE : oneOf(options.mode, ['transactional', 'lease'], 'mode'),
-    leaseMs: options.lease === undefined ? module.leaseMs : milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
+    leaseMs:
+      options.lease === undefined
+        ? module.leaseMs
+        : milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
     renewLease: options.renewLease === undefined ? module.renewLease : aBoolean(options.renewLease, 'renewLease'),
   };
 }
@@ -40,6 +43,7 @@ export function executionSettings(module: IdempotencySettings, options: Executio
 /** `options` without its `undefined` fields, so that spreading it over defaults keeps them. */
 export function defined<T extends object>(options: T | undefined): Partial<T> {
   const result: Partial<T> = {};
-  for (const [name, value] of Object.entries(options ?? {})) if (value !== undefined) result[name as keyof T] = value as T[keyof T];
+  for (const [name, value] of Object.entries(options ?? {}))
+    if (value !== undefined) result[name as keyof T] = value as T[keyof T];
   return result;
 }

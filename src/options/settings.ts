@@ -103,7 +103,9 @@ export interface RouteSettings extends ExecutionSettings {
 const HOST_METADATA = 'host';
 
 export function resolveModuleOptions(options: IdempotencyModuleOptions = {}): IdempotencySettings {
-  return naming('IdempotencyModule options', () => moduleSettings({ ...MODULE_DEFAULTS, ...defined(options) } as ModuleOptionsWithDefaults));
+  return naming('IdempotencyModule options', () =>
+    moduleSettings({ ...MODULE_DEFAULTS, ...defined(options) } as ModuleOptionsWithDefaults),
+  );
 }
 
 export function resolveRouteOptions(
@@ -113,7 +115,9 @@ export function resolveRouteOptions(
   /** The route's controller class, when known. */
   controller?: object,
 ): RouteSettings {
-  return naming(`@Idempotent() on ${handler}`, () => routeSettings(module, { ...ROUTE_DEFAULTS, ...defined(route) }, handler, controller));
+  return naming(`@Idempotent() on ${handler}`, () =>
+    routeSettings(module, { ...ROUTE_DEFAULTS, ...defined(route) }, handler, controller),
+  );
 }
 
 type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>> &
@@ -125,7 +129,8 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
   }
   const ttlMs = milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS });
-  const cache = options.replayCache === false ? false : { ...MODULE_DEFAULTS.replayCache, ...defined(options.replayCache) };
+  const cache =
+    options.replayCache === false ? false : { ...MODULE_DEFAULTS.replayCache, ...defined(options.replayCache) };
   return {
     pool: aPool(options.pool),
     dataSource: options.dataSource,
@@ -143,7 +148,10 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     partitionIntervalMs:
       options.partitionInterval === undefined
         ? defaultPartitionIntervalMs(ttlMs)
-        : milliseconds(options.partitionInterval, 'partitionInterval', { minMs: MIN_PARTITION_INTERVAL_MS, maxMs: MAX_TTL_MS }),
+        : milliseconds(options.partitionInterval, 'partitionInterval', {
+            minMs: MIN_PARTITION_INTERVAL_MS,
+            maxMs: MAX_TTL_MS,
+          }),
     leaseMs: milliseconds(options.lease, 'lease', { minMs: MIN_LEASE_MS, maxMs: MAX_LEASE_MS }),
     renewLease: aBoolean(options.renewLease, 'renewLease'),
     preparedStatements: aBoolean(options.preparedStatements, 'preparedStatements'),
@@ -159,18 +167,31 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
   };
 }
 
-type RouteOptionsWithDefaults = IdempotentRouteOptions & Required<Pick<IdempotentRouteOptions, keyof typeof ROUTE_DEFAULTS>>;
+type RouteOptionsWithDefaults = IdempotentRouteOptions &
+  Required<Pick<IdempotentRouteOptions, keyof typeof ROUTE_DEFAULTS>>;
 
-function routeSettings(module: IdempotencySettings, route: RouteOptionsWithDefaults, handler: string, controller?: object): RouteSettings {
+function routeSettings(
+  module: IdempotencySettings,
+  route: RouteOptionsWithDefaults,
+  handler: string,
+  controller?: object,
+): RouteSettings {
   return {
     handler,
     required: aBoolean(route.required, 'required'),
     ...executionSettings(module, route),
     acceptsKey: keyFormatPredicate(route.keyFormat === undefined ? module.keyFormat : aKeyFormat(route.keyFormat)),
     fingerprint: aFingerprint(route.fingerprint),
-    storeResponse: route.storeResponse === undefined ? module.storeResponse : aFunction(route.storeResponse, 'storeResponse'),
-    retryAfterSeconds: route.retryAfterSeconds === undefined ? module.retryAfterSeconds : aPositiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
-    maxResponseBytes: route.maxResponseBytes === undefined ? module.maxResponseBytes : aPositiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
+    storeResponse:
+      route.storeResponse === undefined ? module.storeResponse : aFunction(route.storeResponse, 'storeResponse'),
+    retryAfterSeconds:
+      route.retryAfterSeconds === undefined
+        ? module.retryAfterSeconds
+        : aPositiveInteger(route.retryAfterSeconds, 'retryAfterSeconds'),
+    maxResponseBytes:
+      route.maxResponseBytes === undefined
+        ? module.maxResponseBytes
+        : aPositiveInteger(route.maxResponseBytes, 'maxResponseBytes'),
     waitMs: milliseconds(route.wait, 'wait', { maxMs: MAX_TIMER_MS }),
     scopedByHost: controller !== undefined && Reflect.getMetadata(HOST_METADATA, controller) !== undefined,
     redaction: aRedaction(route.redact),

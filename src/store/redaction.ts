@@ -13,8 +13,12 @@ const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
  * is removed from every element. A body that is not JSON (by its `content-type`, or because it
  * does not parse) has no fields, and is kept as it is.
  */
-export function redact<Stored extends { headers: [string, string][]; body: Buffer }>(stored: Stored, redaction: Redaction): Stored {
-  const headers = redaction.headers.size === 0 ? stored.headers : stored.headers.filter(([name]) => !redaction.headers.has(name));
+export function redact<Stored extends { headers: [string, string][]; body: Buffer }>(
+  stored: Stored,
+  redaction: Redaction,
+): Stored {
+  const headers =
+    redaction.headers.size === 0 ? stored.headers : stored.headers.filter(([name]) => !redaction.headers.has(name));
   if (redaction.body.length === 0) return { ...stored, headers };
   const type = stored.headers.find(([name]) => name === 'content-type')?.[1];
   if (type === undefined || !JSON_TYPE.test(type)) return { ...stored, headers };

@@ -39,11 +39,16 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('an operation aborted by its signal rejects with its key; retrying with that key pays once', async () => {
       const caller = newCaller();
       const client = new IdempotentClient();
-      const failure = await client.fetch(`${demo.url}/payments`, { ...payment(caller), signal: AbortSignal.timeout(200) }).catch((error: unknown) => error);
+      const failure = await client
+        .fetch(`${demo.url}/payments`, { ...payment(caller), signal: AbortSignal.timeout(200) })
+        .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(IdempotentRequestError);
       const { key, aborted } = failure as IdempotentRequestError;
       expect(aborted).toBe(true);
-      const again = await new IdempotentClient({ baseDelayMs: 10, maxDelayMs: 5_000 }).fetch(`${demo.url}/payments`, { ...payment(caller), idempotencyKey: key });
+      const again = await new IdempotentClient({ baseDelayMs: 10, maxDelayMs: 5_000 }).fetch(`${demo.url}/payments`, {
+        ...payment(caller),
+        idempotencyKey: key,
+      });
       expect(again.response.status).toBe(201);
       expect(await paymentCount(caller)).toBe(1);
       expect((await keyRows(caller)).map((row) => row.key)).toEqual([key]);
@@ -52,7 +57,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('attemptTimeoutMs gives up a slow attempt and retries it with the same key: one payment, the stored answer', async () => {
       const caller = newCaller();
       const retries: RetryInfo[] = [];
-      const client = new IdempotentClient({ attemptTimeoutMs: 200, baseDelayMs: 10, maxDelayMs: 5_000, maxAttempts: 8, onRetry: (retry) => retries.push(retry) });
+      const client = new IdempotentClient({
+        attemptTimeoutMs: 200,
+        baseDelayMs: 10,
+        maxDelayMs: 5_000,
+        maxAttempts: 8,
+        onRetry: (retry) => retries.push(retry),
+      });
       const result = await client.fetch(`${demo.url}/payments`, payment(caller));
       expect(result.response.status).toBe(201);
       expect(result.replayed).toBe(true);
@@ -74,7 +85,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(result.replayed).toBe(false);
       expect(result.attempts).toBe(1);
       expect(result.key).toMatch(UUID_V7);
-      expect(await keyRows(caller)).toEqual([{ key: result.key, endpoint: 'POST /payments', state: 'completed', status: 201 }]);
+      expect(await keyRows(caller)).toEqual([
+        { key: result.key, endpoint: 'POST /payments', state: 'completed', status: 201 },
+      ]);
     });
 
     it('the answer lost after the server committed: the retry carries the same key and gets the original body', async () => {
@@ -91,7 +104,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         expect(result.replayed).toBe(true);
         expect(result.attempts).toBe(2);
         // The first attempt failed with a network error (fetch's TypeError), not an HTTP answer.
-        expect(retries.map((retry) => [retry.attempt, retry.key, (retry.reason as Error).name])).toEqual([[1, result.key, 'TypeError']]);
+        expect(retries.map((retry) => [retry.attempt, retry.key, (retry.reason as Error).name])).toEqual([
+          [1, result.key, 'TypeError'],
+        ]);
         expect(body.equals(proxy.dropped[0])).toBe(true);
         expect(await paymentCount(caller)).toBe(1);
       } finally {
@@ -131,7 +146,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         const caller = newCaller();
         const key = newKey();
         const url = `${lab.url}/lab/held-write`;
-        const first = new IdempotentClient({ baseDelayMs: 50 }).fetch(url, { ...payment(caller, {}), idempotencyKey: key });
+        const first = new IdempotentClient({ baseDelayMs: 50 }).fetch(url, {
+          ...payment(caller, {}),
+          idempotencyKey: key,
+        });
         await entered(caller);
         const retries: RetryInfo[] = [];
         const started = Date.now();
@@ -140,7 +158,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
           retries.push(retry);
           release(caller);
         };
-        const duplicate = await new IdempotentClient({ baseDelayMs: 50, onRetry }).fetch(url, { ...payment(caller, {}), idempotencyKey: key });
+        const duplicate = await new IdempotentClient({ baseDelayMs: 50, onRetry }).fetch(url, {
+          ...payment(caller, {}),
+          idempotencyKey: key,
+        });
         const original = await first;
         expect(retries[0].reason).toBeInstanceOf(Response);
         expect((retries[0].reason as Response).status).toBe(409);
@@ -159,7 +180,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const lab = await startLab({}, { controllers: [LabController, FailurePolicyController] });
       try {
         const caller = newCaller();
-        const result = await new IdempotentClient({ baseDelayMs: 10 }).fetch(`${lab.url}/lab/flaky`, payment(caller, {}));
+        const result = await new IdempotentClient({ baseDelayMs: 10 }).fetch(
+          `${lab.url}/lab/flaky`,
+          payment(caller, {}),
+        );
         expect(result.response.status).toBe(201);
         expect(result.attempts).toBe(2);
         expect(await result.response.json()).toMatchObject({ attempt: 2 });
@@ -173,7 +197,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const lab = await startLab({}, { controllers: [LabController, FailurePolicyController] });
       try {
         const caller = newCaller();
-        const result = await new IdempotentClient({ maxAttempts: 3, baseDelayMs: 10 }).fetch(`${lab.url}/lab/status/503`, payment(caller, {}));
+        const result = await new IdempotentClient({ maxAttempts: 3, baseDelayMs: 10 }).fetch(
+          `${lab.url}/lab/status/503`,
+          payment(caller, {}),
+        );
         expect(result.response.status).toBe(503);
         expect(result.attempts).toBe(3);
       } finally {
@@ -184,7 +211,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it.each([429, 422, 401])('does not retry a %i', async (status) => {
       const lab = await startLab({}, { controllers: [LabController, FailurePolicyController] });
       try {
-        const result = await new IdempotentClient({ baseDelayMs: 10 }).fetch(`${lab.url}/lab/status/${status}`, payment(newCaller(), {}));
+        const result = await new IdempotentClient({ baseDelayMs: 10 }).fetch(
+          `${lab.url}/lab/status/${status}`,
+          payment(newCaller(), {}),
+        );
         expect(result.response.status).toBe(status);
         expect(result.attempts).toBe(1);
       } finally {
@@ -196,10 +226,15 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const port = await closedPort();
       const retries: RetryInfo[] = [];
       const client = new IdempotentClient({ maxAttempts: 3, baseDelayMs: 10, onRetry: (retry) => retries.push(retry) });
-      const failure = await client.fetch(`http://127.0.0.1:${port}/payments`, payment('nobody')).catch((error: unknown) => error);
+      const failure = await client
+        .fetch(`http://127.0.0.1:${port}/payments`, payment('nobody'))
+        .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(IdempotentRequestError);
       expect(failure).toMatchObject({ attempts: 3, key: expect.stringMatching(UUID_V7) });
-      expect(retries.map((retry) => retry.key)).toEqual([(failure as IdempotentRequestError).key, (failure as IdempotentRequestError).key]);
+      expect(retries.map((retry) => retry.key)).toEqual([
+        (failure as IdempotentRequestError).key,
+        (failure as IdempotentRequestError).key,
+      ]);
     });
 
     it('an abort during the backoff ends it at once, with no further attempt', async () => {
@@ -214,7 +249,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       };
       const client = new IdempotentClient({ baseDelayMs: 60_000, maxDelayMs: 60_000, random: () => 1, onRetry });
       const started = Date.now();
-      const pending = client.fetch(`http://127.0.0.1:${port}/`, { method: 'POST', signal: controller.signal }).catch((error: Error) => error);
+      const pending = client
+        .fetch(`http://127.0.0.1:${port}/`, { method: 'POST', signal: controller.signal })
+        .catch((error: Error) => error);
       // The first attempt failed and the client waits its 60 s backoff.
       await inBackoff;
       controller.abort();
@@ -231,7 +268,11 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       ['a Node Readable', () => Readable.from(['{"amount":1}'])],
     ])('refuses %s as the body, which could not be sent again', async (_kind, body) => {
       await expect(
-        new IdempotentClient().fetch('http://127.0.0.1:9/', { method: 'POST', body: body(), duplex: 'half' } as unknown as RequestInit),
+        new IdempotentClient().fetch('http://127.0.0.1:9/', {
+          method: 'POST',
+          body: body(),
+          duplex: 'half',
+        } as unknown as RequestInit),
       ).rejects.toThrow(/stream body cannot be sent again/);
     });
   });
@@ -251,10 +292,12 @@ describe('attemptTimeoutMs and the answer that came in time', () => {
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
   it('its body can still be read after the attempt timeout has passed', async () => {
-    const { response, attempts } = await new IdempotentClient({ attemptTimeoutMs: 200 }).fetch(url, { method: 'POST', body: '{}' });
+    const { response, attempts } = await new IdempotentClient({ attemptTimeoutMs: 200 }).fetch(url, {
+      method: 'POST',
+      body: '{}',
+    });
     expect([response.status, attempts]).toEqual([201, 1]);
     await new Promise((resolve) => setTimeout(resolve, 300));
     await expect(response.json()).resolves.toEqual({ id: 'pay_1', charged: true });
   });
 });
-

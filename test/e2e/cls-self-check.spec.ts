@@ -1,7 +1,10 @@
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { ClsModule } from 'nestjs-cls';
-import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from '../../src/tools/cls/index.js';
+import {
+  IdempotentTransactionalAdapterPrisma,
+  IdempotentTransactionalAdapterTypeOrm,
+} from '../../src/tools/cls/index.js';
 import { IdempotentPrisma } from '../../src/tools/prisma/index.js';
 import { startPrismaLab } from '../support/prisma-lab.js';
 import { appDatabaseUrl, bootstrapFailure, startLab } from '../support/apps.js';
@@ -24,23 +27,37 @@ const clsWith = (adapter: IdempotentTransactionalAdapterTypeOrm | IdempotentTran
 describe('the @nestjs-cls/transactional adapter at bootstrap', () => {
   it('starts, and leaves nothing behind, when everything it promises holds', async () => {
     const before = await sql<{ count: string }>('SELECT count(*) FROM idempotency_keys');
-    const app = await startLab({}, { imports: [clsWith(new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }))] });
+    const app = await startLab(
+      {},
+      { imports: [clsWith(new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }))] },
+    );
     await app.close();
     expect(await sql('SELECT count(*) FROM idempotency_keys')).toEqual(before);
   });
 
   it('refuses to start when a failing Propagation.Required transaction would keep its writes (no savepoint), naming the version', async () => {
-    const failure = await bootstrapFailure(startLab({}, { imports: [clsWith(new AdapterWithoutSavepoints({ dataSourceToken: getDataSourceToken() }))] }));
+    const failure = await bootstrapFailure(
+      startLab({}, { imports: [clsWith(new AdapterWithoutSavepoints({ dataSourceToken: getDataSourceToken() }))] }),
+    );
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).name).toBe('IdempotencyConfigurationError');
-    expect((failure as Error).message).toMatch(/^nestjs-pg-idempotency: @nestjs-cls\/transactional 3\.\d+\.\d+: a failing Propagation.Required transaction/);
+    expect((failure as Error).message).toMatch(
+      /^nestjs-pg-idempotency: @nestjs-cls\/transactional 3\.\d+\.\d+: a failing Propagation.Required transaction/,
+    );
     expect((failure as Error).message).toMatch(/lease mode/);
   });
 
   it('on Prisma, refuses to start when a failing Propagation.Required transaction would keep its writes', async () => {
-    const failure = await bootstrapFailure(startPrismaLab({}, { imports: [clsWith(new PrismaAdapterWithoutSavepoints({ prismaInjectionToken: IdempotentPrisma }))] }));
+    const failure = await bootstrapFailure(
+      startPrismaLab(
+        {},
+        { imports: [clsWith(new PrismaAdapterWithoutSavepoints({ prismaInjectionToken: IdempotentPrisma }))] },
+      ),
+    );
     expect((failure as Error).name).toBe('IdempotencyConfigurationError');
-    expect((failure as Error).message).toMatch(/@nestjs-cls\/transactional 3\.\d+\.\d+: a failing Propagation.Required transaction/);
+    expect((failure as Error).message).toMatch(
+      /@nestjs-cls\/transactional 3\.\d+\.\d+: a failing Propagation.Required transaction/,
+    );
   });
 
   it("refuses to start when the adapter was given another DataSource than the module's", async () => {

@@ -7,61 +7,64 @@ import { LabController } from '../support/common-routes.controller.js';
 import { entered, hold, release } from '../support/latch.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 
-describe.each(PLATFORMS_AND_DEMO_HOSTS)('concurrent requests (demo API, 300 ms inside the payment handler), on %s, %s', (platform, host) => {
-  const { startDemo } = appsOn(platform, host);
-  let demo: RunningApp;
-  beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
-  afterAll(async () => {
-    await demo.close();
-  });
+describe.each(PLATFORMS_AND_DEMO_HOSTS)(
+  'concurrent requests (demo API, 300 ms inside the payment handler), on %s, %s',
+  (platform, host) => {
+    const { startDemo } = appsOn(platform, host);
+    let demo: RunningApp;
+    beforeAll(async () => (demo = await startDemo({ latencyMs: 300 })));
+    afterAll(async () => {
+      await demo.close();
+    });
 
-  it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
-    );
-    const executed = answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
-    const conflicts = answers.filter((a) => a.status === 409);
-    const replays = answers.filter((a) => a.headers['idempotent-replayed'] === 'true');
-    expect(executed).toHaveLength(1);
-    expect(conflicts.length + replays.length).toBe(49);
-    expect(conflicts.length).toBeGreaterThan(0);
-    for (const conflict of conflicts) {
-      expect(conflict.headers['retry-after']).toMatch(/^[1-9]\d*$/);
-      expect(conflict.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(conflict.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-in-use', status: 409 });
-    }
-    for (const replay of replays) expect(replay.body.equals(executed[0].body)).toBe(true);
-    expect(await paymentCount(caller)).toBe(1);
+    it('50 at once with one key: exactly one execution; the rest 409 with an integer Retry-After, or a replay', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
+      );
+      const executed = answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
+      const conflicts = answers.filter((a) => a.status === 409);
+      const replays = answers.filter((a) => a.headers['idempotent-replayed'] === 'true');
+      expect(executed).toHaveLength(1);
+      expect(conflicts.length + replays.length).toBe(49);
+      expect(conflicts.length).toBeGreaterThan(0);
+      for (const conflict of conflicts) {
+        expect(conflict.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+        expect(conflict.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(conflict.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-in-use', status: 409 });
+      }
+      for (const replay of replays) expect(replay.body.equals(executed[0].body)).toBe(true);
+      expect(await paymentCount(caller)).toBe(1);
 
-    const after = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    expect(after.headers['idempotent-replayed']).toBe('true');
-    expect(after.body.equals(executed[0].body)).toBe(true);
-  });
+      const after = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      expect(after.headers['idempotent-replayed']).toBe('true');
+      expect(after.body.equals(executed[0].body)).toBe(true);
+    });
 
-  it('50 at once with distinct keys: 50 executions, no false 409', async () => {
-    const caller = newCaller();
-    const answers = await Promise.all(
-      Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
-    );
-    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
-    expect(answers.every((a) => !a.headers['idempotent-replayed'])).toBe(true);
-    expect(await paymentCount(caller)).toBe(50);
-    expect(await keyRows(caller)).toHaveLength(50);
-  });
+    it('50 at once with distinct keys: 50 executions, no false 409', async () => {
+      const caller = newCaller();
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
+      expect(answers.every((a) => !a.headers['idempotent-replayed'])).toBe(true);
+      expect(await paymentCount(caller)).toBe(50);
+      expect(await keyRows(caller)).toHaveLength(50);
+    });
 
-  it('replays of a completed key running at once all replay (no 409)', async () => {
-    const caller = newCaller();
-    const key = newKey();
-    const first = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
-    const answers = await Promise.all(
-      Array.from({ length: 30 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
-    );
-    expect(answers.every((a) => a.status === 201 && a.headers['idempotent-replayed'] === 'true')).toBe(true);
-    expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
-  });
-});
+    it('replays of a completed key running at once all replay (no 409)', async () => {
+      const caller = newCaller();
+      const key = newKey();
+      const first = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, () => send(`${demo.url}/payments`, { key, caller, body: validPayment })),
+      );
+      expect(answers.every((a) => a.status === 201 && a.headers['idempotent-replayed'] === 'true')).toBe(true);
+      expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
+    });
+  },
+);
 
 describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
   const { startLab } = appsOn(platform, host);
@@ -74,8 +77,12 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
         const key = newKey();
         const first = await send(`${lab.url}/lab/twin`, { key, caller, body: {} });
         expect(first.status).toBe(201);
-        const answers = await Promise.all(Array.from({ length: 30 }, () => send(`${lab.url}/lab/twin`, { key, caller, body: {} })));
-        expect(answers.map((a) => `${a.status} ${a.headers['idempotent-replayed']}`)).toEqual(Array(30).fill('201 true'));
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, () => send(`${lab.url}/lab/twin`, { key, caller, body: {} })),
+        );
+        expect(answers.map((a) => `${a.status} ${a.headers['idempotent-replayed']}`)).toEqual(
+          Array(30).fill('201 true'),
+        );
         expect(answers.every((a) => a.body.equals(first.body))).toBe(true);
         expect(await paymentCount(caller)).toBe(1);
       } finally {
@@ -93,11 +100,16 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
         const answers = await Promise.all(
           keys.flatMap((key, k) =>
             Array.from({ length: 10 }, (_, i) =>
-              send(`${(k + i) % 2 ? a.url : b.url}/payments`, { key, caller, body: validPayment }).then((answer) => ({ key, answer })),
+              send(`${(k + i) % 2 ? a.url : b.url}/payments`, { key, caller, body: validPayment }).then((answer) => ({
+                key,
+                answer,
+              })),
             ),
           ),
         );
-        const executed = answers.filter(({ answer }) => answer.status === 201 && !answer.headers['idempotent-replayed']);
+        const executed = answers.filter(
+          ({ answer }) => answer.status === 201 && !answer.headers['idempotent-replayed'],
+        );
         expect(executed.map(({ key }) => key).sort()).toEqual([...keys].sort());
         for (const { key, answer } of answers) {
           if (answer === executed.find((e) => e.key === key)!.answer) continue;
@@ -121,7 +133,9 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
       try {
         const stormCaller = newCaller();
         const key = newKey();
-        const storm = Array.from({ length: 200 }, () => send(`${lab.url}/lab/held-write`, { key, caller: stormCaller, body: {} }));
+        const storm = Array.from({ length: 200 }, () =>
+          send(`${lab.url}/lab/held-write`, { key, caller: stormCaller, body: {} }),
+        );
         await entered(stormCaller);
         const caller = newCaller();
         const others = await Promise.all(
@@ -173,7 +187,9 @@ describe.each(PLATFORMS_AND_HOSTS)('another payload while a transaction holds th
     const [caller, key] = [newCaller(), newKey()];
     const first = send(`${a.url}/in-flight`, { key, caller, body: { fail: true } });
     await entered(caller);
-    const [onA, onB] = await Promise.all([a, b].map((app) => send(`${app.url}/in-flight`, { key, caller, body: { n: 2 } })));
+    const [onA, onB] = await Promise.all(
+      [a, b].map((app) => send(`${app.url}/in-flight`, { key, caller, body: { n: 2 } })),
+    );
     expect([onA.status, onB.status]).toEqual([409, 409]);
     release(caller);
     expect((await first).status).toBe(500);

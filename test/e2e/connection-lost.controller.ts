@@ -16,12 +16,15 @@ export class ConnectionLostController {
 
   @Post()
   @Idempotent()
-  async pay(@Req() request: AuthenticatedRequest, @Headers('x-await-connection-loss') awaitLoss?: string): Promise<Payment> {
+  async pay(
+    @Req() request: AuthenticatedRequest,
+    @Headers('x-await-connection-loss') awaitLoss?: string,
+  ): Promise<Payment> {
     const payments = this.tx.getRepository(Payment);
     const payment = await payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
     if (awaitLoss) {
       const runner = this.tx.manager.queryRunner!;
-      for (const deadline = Date.now() + 30_000; !runner.isReleased && Date.now() < deadline; ) await sleep(10);
+      for (const deadline = Date.now() + 30_000; !runner.isReleased && Date.now() < deadline;) await sleep(10);
       await payments.findOneByOrFail({ id: payment.id });
     }
     return payment;

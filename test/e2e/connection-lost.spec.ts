@@ -14,7 +14,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it("answers 503 store-unavailable with Retry-After (TypeORM's QueryRunnerAlreadyReleasedError), keeps nothing, and the retry runs once", async () => {
       const caller = newCaller();
       const key = newKey();
-      const answer = send(`${lab.url}/connection-lost`, { key, caller, body: {}, headers: { 'x-await-connection-loss': '1' } });
+      const answer = send(`${lab.url}/connection-lost`, {
+        key,
+        caller,
+        body: {},
+        headers: { 'x-await-connection-loss': '1' },
+      });
       await sql('SELECT pg_terminate_backend($1)', [await handlerBackend()]);
       const failed = await answer;
       expect(failed.status).toBe(503);
@@ -27,7 +32,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const retry = await send(`${lab.url}/connection-lost`, { key, caller, body: {} });
       expect(retry.status).toBe(201);
       expect(await paymentCount(caller)).toBe(1);
-      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /connection-lost', state: 'completed', status: 201 }]);
+      expect(await keyRows(caller)).toEqual([
+        { key, endpoint: 'POST /connection-lost', state: 'completed', status: 201 },
+      ]);
     });
   });
 });

@@ -86,12 +86,20 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   it('without the helper, the same app CORS options refuse Idempotency-Key and expose neither header', async () => {
     const lab = await startLab(
       {},
-      { controllers: [LabController], configure: (app) => app.enableCors({ origin, allowedHeaders: ['Authorization', 'Content-Type'] }) },
+      {
+        controllers: [LabController],
+        configure: (app) => app.enableCors({ origin, allowedHeaders: ['Authorization', 'Content-Type'] }),
+      },
     );
     try {
       const answer = await preflight(`${lab.url}/lab/scoped`);
       expect(listed(answer.headers['access-control-allow-headers'])).not.toContain('idempotency-key');
-      const created = await send(`${lab.url}/lab/scoped`, { key: newKey(), caller: newCaller(), body: {}, headers: { origin } });
+      const created = await send(`${lab.url}/lab/scoped`, {
+        key: newKey(),
+        caller: newCaller(),
+        body: {},
+        headers: { origin },
+      });
       expect(listed(created.headers['access-control-expose-headers'])).not.toContain('idempotent-replayed');
       expect(listed(created.headers['access-control-expose-headers'])).not.toContain('retry-after');
     } finally {

@@ -12,15 +12,27 @@ describe.each(PLATFORMS_AND_DEMO_HOSTS)('on %s, %s', (platform, host) => {
     afterAll(() => demo.close());
 
     it('leaves no stuck key and no half-written payment: the retry runs once', async () => {
-      const victim = await startDemoProcess({ DEMO_LATENCY_MS: '10000', DEMO_PLATFORM: platform, ...hostSettings(host).env });
+      const victim = await startDemoProcess({
+        DEMO_LATENCY_MS: '10000',
+        DEMO_PLATFORM: platform,
+        ...hostSettings(host).env,
+      });
       const caller = newCaller();
       const key = newKey();
-      const inFlight = send(`${victim.url}/payments`, { key, caller, body: validPayment }).catch((error: Error) => error);
+      const inFlight = send(`${victim.url}/payments`, { key, caller, body: validPayment }).catch(
+        (error: Error) => error,
+      );
 
       // The handler holds the key: its transaction has written the payment (it has a transaction
       // id: the key's lock and lookup alone assign none) and waits.
-      await waitFor('the handler to hold the key', async () =>
-        (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`)).length === 1,
+      await waitFor(
+        'the handler to hold the key',
+        async () =>
+          (
+            await sql(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`,
+            )
+          ).length === 1,
       );
       const duplicate = await send(`${victim.url}/payments`, { key, caller, body: validPayment });
       expect(duplicate.status).toBe(409);

@@ -25,7 +25,11 @@ export class DatabaseTroubleController {
    */
   @Post('lock-pair')
   @Idempotent()
-  async lockPair(@Req() request: AuthenticatedRequest, @Headers('x-first') first: string, @Headers('x-second') second: string): Promise<Payment> {
+  async lockPair(
+    @Req() request: AuthenticatedRequest,
+    @Headers('x-first') first: string,
+    @Headers('x-second') second: string,
+  ): Promise<Payment> {
     const payment = await writePayment(this.tx, request);
     await this.tx.manager.query('SELECT pg_advisory_xact_lock($1)', [first]);
     await hold(lockPairLatch(first, second));
@@ -45,7 +49,10 @@ export class DatabaseTroubleController {
   /** Writes, sends its answer itself (as `@Res({ passthrough: true })` allows), then goes on 100 ms. */
   @Post('self-sent')
   @Idempotent()
-  async selfSent(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
+  async selfSent(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: SelfSender,
+  ): Promise<void> {
     const payment = await writePayment(this.tx, request);
     sendItself(response, 201, payment);
     await sleep(100);
@@ -54,7 +61,10 @@ export class DatabaseTroubleController {
   /** Writes, sends its answer on the Node response itself and awaits its end() callback, then writes again. */
   @Post('self-sent-awaited')
   @Idempotent()
-  async selfSentAwaited(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: { raw?: ServerResponse } & ServerResponse): Promise<void> {
+  async selfSentAwaited(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: { raw?: ServerResponse } & ServerResponse,
+  ): Promise<void> {
     const payment = await writePayment(this.tx, request);
     const raw = response.raw ?? response;
     raw.statusCode = 201;

@@ -40,8 +40,18 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const [callerA, callerB] = [newCaller(), newCaller()];
       const [keyA, keyB] = [newKey(), newKey()];
       const sent = [
-        send(`${lab.url}/lab/lock-pair`, { key: keyA, caller: callerA, body: {}, headers: { 'x-first': a, 'x-second': b } }),
-        send(`${lab.url}/lab/lock-pair`, { key: keyB, caller: callerB, body: {}, headers: { 'x-first': b, 'x-second': a } }),
+        send(`${lab.url}/lab/lock-pair`, {
+          key: keyA,
+          caller: callerA,
+          body: {},
+          headers: { 'x-first': a, 'x-second': b },
+        }),
+        send(`${lab.url}/lab/lock-pair`, {
+          key: keyB,
+          caller: callerB,
+          body: {},
+          headers: { 'x-first': b, 'x-second': a },
+        }),
       ];
       // Both hold their first lock: each now asks for the other's.
       await entered(lockPairLatch(a, b), 2);
@@ -62,30 +72,33 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it.each([
       ['transactional', 'held-write'],
       ['lease', 'lease-held-write'],
-    ])('%s mode, a client that disconnects mid-request: the outcome is still recorded, the retry gets it', async (_mode, route) => {
-      const caller = newCaller();
-      const key = newKey();
-      const controller = new AbortController();
-      const aborted = fetch(`${lab.url}/lab/${route}`, {
-        method: 'POST',
-        headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json' },
-        body: '{}',
-        signal: controller.signal,
-      }).catch((error: Error) => error);
-      // The handler has written (uncommitted in transactional mode) and is held.
-      await entered(caller);
-      controller.abort();
-      expect(await aborted).toHaveProperty('name', 'AbortError');
-      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
-      expect(during.status).toBe(409);
-      release(caller);
-      await until(async () => (await keyRows(caller)).some((row) => row.state === 'completed'));
-      expect(await keyRows(caller)).toMatchObject([{ key, state: 'completed', status: 201 }]);
-      const retry = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
-      expect(retry.status).toBe(201);
-      expect(retry.headers['idempotent-replayed']).toBe('true');
-      expect(await paymentCount(caller)).toBe(1);
-    });
+    ])(
+      '%s mode, a client that disconnects mid-request: the outcome is still recorded, the retry gets it',
+      async (_mode, route) => {
+        const caller = newCaller();
+        const key = newKey();
+        const controller = new AbortController();
+        const aborted = fetch(`${lab.url}/lab/${route}`, {
+          method: 'POST',
+          headers: { 'idempotency-key': key, authorization: `Bearer ${caller}`, 'content-type': 'application/json' },
+          body: '{}',
+          signal: controller.signal,
+        }).catch((error: Error) => error);
+        // The handler has written (uncommitted in transactional mode) and is held.
+        await entered(caller);
+        controller.abort();
+        expect(await aborted).toHaveProperty('name', 'AbortError');
+        const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+        expect(during.status).toBe(409);
+        release(caller);
+        await until(async () => (await keyRows(caller)).some((row) => row.state === 'completed'));
+        expect(await keyRows(caller)).toMatchObject([{ key, state: 'completed', status: 201 }]);
+        const retry = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+        expect(retry.status).toBe(201);
+        expect(retry.headers['idempotent-replayed']).toBe('true');
+        expect(await paymentCount(caller)).toBe(1);
+      },
+    );
 
     it('an answer the handler sends itself (@Res({ passthrough: true })) before it returns is recorded with its writes, and replayed', async () => {
       const caller = newCaller();
@@ -119,38 +132,50 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     let lab: RunningApp;
     beforeAll(
       async () =>
-        (lab = await startLab({}, {
-          controllers: [LabController, DatabaseTroubleController],
-          configure: (app) =>
-            app.useGlobalInterceptors({
-              intercept: (_context, next) =>
-                next.handle().pipe(
-                  timeout(200),
-                  catchError((error: unknown) => throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error))),
-                ),
-            }),
-        })),
+        (lab = await startLab(
+          {},
+          {
+            controllers: [LabController, DatabaseTroubleController],
+            configure: (app) =>
+              app.useGlobalInterceptors({
+                intercept: (_context, next) =>
+                  next.handle().pipe(
+                    timeout(200),
+                    catchError((error: unknown) =>
+                      throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error)),
+                    ),
+                  ),
+              }),
+          },
+        )),
     );
     afterAll(() => lab.close());
 
     it.each([
       ['transactional', 'held-write', 0],
       ['lease', 'lease-held-write', 1],
-    ])('%s mode: the 408 leaves at once, the key stays held until the handler ends, then is free', async (_mode, route, kept) => {
-      const caller = newCaller();
-      const key = newKey();
-      const sentAt = Date.now();
-      const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
-      expect(first.status).toBe(408);
-      expect(Date.now() - sentAt).toBeLessThan(1_000);
-      const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
-      expect(during.status).toBe(409);
-      // The handler ends once released; the key is then released (408 is not stored): in
-      // transactional mode with the handler's write rolled back, in lease mode after it.
-      release(caller);
-      await until(async () => (await keyLockHolders(key, caller, `POST /lab/${route}`)) === 0 && (await keyRows(caller)).length === 0, 'the key free');
-      expect(await paymentCount(caller)).toBe(kept);
-    });
+    ])(
+      '%s mode: the 408 leaves at once, the key stays held until the handler ends, then is free',
+      async (_mode, route, kept) => {
+        const caller = newCaller();
+        const key = newKey();
+        const sentAt = Date.now();
+        const first = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+        expect(first.status).toBe(408);
+        expect(Date.now() - sentAt).toBeLessThan(1_000);
+        const during = await send(`${lab.url}/lab/${route}`, { key, caller, body: {} });
+        expect(during.status).toBe(409);
+        // The handler ends once released; the key is then released (408 is not stored): in
+        // transactional mode with the handler's write rolled back, in lease mode after it.
+        release(caller);
+        await until(
+          async () =>
+            (await keyLockHolders(key, caller, `POST /lab/${route}`)) === 0 && (await keyRows(caller)).length === 0,
+          'the key free',
+        );
+        expect(await paymentCount(caller)).toBe(kept);
+      },
+    );
   });
 
   describe('the database unreachable when reserving', () => {

@@ -11,7 +11,8 @@ interface Trail {
 }
 
 /** What a client may see on the way: an answer's status (with its problem type), or the connection failing. */
-const describeAnswer = (answer: Answer) => (answer.json?.type ? `${answer.status} ${String(answer.json.type).split(':').pop()}` : String(answer.status));
+const describeAnswer = (answer: Answer) =>
+  answer.json?.type ? `${answer.status} ${String(answer.json.type).split(':').pop()}` : String(answer.status);
 
 /**
  * A client that pays once with `key`: first on `first`, and, when that instance answers 503 or
@@ -35,7 +36,8 @@ async function payWithRetries(key: string, caller: string, first: DemoProcess, s
     trail.last = answer;
     if (answer.status === 201) return trail;
     if (answer.status === 503) target = second;
-    else if (answer.status === 409) await until(async () => (await keyLockHolders(key, caller, 'POST /payments')) === 0, "the key's holder to end");
+    else if (answer.status === 409)
+      await until(async () => (await keyLockHolders(key, caller, 'POST /payments')) === 0, "the key's holder to end");
     else return trail;
   }
   return trail;
@@ -44,7 +46,10 @@ async function payWithRetries(key: string, caller: string, first: DemoProcess, s
 describe.each(HTTP_PLATFORMS)('the graceful drain, on %s (two demo processes, SIGTERM under load)', (platform) => {
   it('keys in flight at SIGTERM finish on the first instance; new ones get 503 shutting-down and go to the second: 0 lost, 0 doubled, no other 5xx', async () => {
     const env = { DEMO_PLATFORM: platform, DEMO_LATENCY_MS: '1500', IDEMPOTENCY_DRAIN_TIMEOUT_MS: '20000' };
-    const [first, second] = await Promise.all([startDemoProcess(env), startDemoProcess({ ...env, DEMO_LATENCY_MS: '100' })]);
+    const [first, second] = await Promise.all([
+      startDemoProcess(env),
+      startDemoProcess({ ...env, DEMO_LATENCY_MS: '100' }),
+    ]);
     const caller = newCaller();
     try {
       // Ten payments in flight on the first instance: written, inside their handlers.
@@ -74,7 +79,14 @@ describe.each(HTTP_PLATFORMS)('the graceful drain, on %s (two demo processes, SI
       for (const trail of await Promise.all(inFlight)) expect(trail.seen).toEqual(['201']);
       // Nothing but the documented answers on the way: 503 shutting-down, or a connection refused once it closed.
       const seen = new Set(trails.flatMap((trail) => trail.seen));
-      for (const answer of seen) expect(['201', '409 key-in-use', '503 shutting-down', 'connection ECONNREFUSED', 'connection ECONNRESET']).toContain(answer);
+      for (const answer of seen)
+        expect([
+          '201',
+          '409 key-in-use',
+          '503 shutting-down',
+          'connection ECONNREFUSED',
+          'connection ECONNRESET',
+        ]).toContain(answer);
       expect(seen.has('503 shutting-down')).toBe(true);
       // The ten, and any later client that reached it before the signal did.
       const drained = /draining: waiting up to 20000 ms for (\d+) key\(s\) in flight/.exec(first.output());
@@ -95,7 +107,11 @@ describe.each(HTTP_PLATFORMS)('the graceful drain, on %s (two demo processes, SI
       // The drain has begun once its log line is out; the HTTP server still answers.
       await waitFor('the drain to begin', async () => app.output().includes('draining:'));
       const refusedKey = newKey();
-      const refused = await send(`${app.url}/payments`, { key: refusedKey, caller: `${caller}-refused`, body: validPayment });
+      const refused = await send(`${app.url}/payments`, {
+        key: refusedKey,
+        caller: `${caller}-refused`,
+        body: validPayment,
+      });
       expect(refused.status).toBe(503);
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.headers.connection).toBe('close');

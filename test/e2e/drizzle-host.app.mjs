@@ -8,14 +8,28 @@
 // express or fastify). Decorators are applied by hand (plain JavaScript).
 import { register } from 'node:module';
 
-register('data:text/javascript,' + encodeURIComponent(`
+register(
+  'data:text/javascript,' +
+    encodeURIComponent(`
 export async function resolve(specifier, context, next) {
   if (/^(?:typeorm|@nestjs\\/typeorm)(?:\\/|$)/.test(specifier)) throw new Error('this app must not load ' + specifier);
   return next(specifier, context);
-}`));
+}`),
+);
 
 await import('reflect-metadata');
-const { Body, Controller, HttpException, Headers, Inject, InternalServerErrorException, Module, Post, Req, UnauthorizedException } = await import('@nestjs/common');
+const {
+  Body,
+  Controller,
+  HttpException,
+  Headers,
+  Inject,
+  InternalServerErrorException,
+  Module,
+  Post,
+  Req,
+  UnauthorizedException,
+} = await import('@nestjs/common');
 const { NestFactory } = await import('@nestjs/core');
 const { default: pg } = await import('pg');
 const { eq } = await import('drizzle-orm');
@@ -40,7 +54,10 @@ function callerOf(request) {
 }
 
 async function write(caller, amount, currency) {
-  const [{ id }] = await DRIZZLE.db.insert(payments).values({ caller, amount, currency }).returning({ id: payments.id });
+  const [{ id }] = await DRIZZLE.db
+    .insert(payments)
+    .values({ caller, amount, currency })
+    .returning({ id: payments.id });
   return id;
 }
 
@@ -81,9 +98,12 @@ Module({
   controllers: [PaymentsController, ScenarioController],
 })(AppModule);
 
-const platform = process.env.HTTP_PLATFORM === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
+const platform =
+  process.env.HTTP_PLATFORM === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
 const options = { logger: ['error'] };
-const app = await (platform ? NestFactory.create(AppModule, platform, options) : NestFactory.create(AppModule, options));
+const app = await (platform
+  ? NestFactory.create(AppModule, platform, options)
+  : NestFactory.create(AppModule, options));
 app.enableShutdownHooks();
 await app.listen(0, '127.0.0.1');
 process.once('SIGTERM', () => void pool.end());

@@ -8,14 +8,18 @@ import { hold } from '../support/latch.js';
 /** What a write the handler left running met, by caller. */
 export const lateWrites = new Map<string, string>();
 
-const insert = (caller: string, amount: number) => sql`INSERT INTO payments (caller, amount, currency) VALUES (${caller}, ${amount}, 'EUR')`;
+const insert = (caller: string, amount: number) =>
+  sql`INSERT INTO payments (caller, amount, currency) VALUES (${caller}, ${amount}, 'EUR')`;
 
 /** Query texts a handler may send through Drizzle after one write of its own, by name. */
 const RAW: Record<string, (caller: string) => string> = {
-  'one-message': (caller) => `BEGIN; INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); COMMIT`,
-  'write-then-commit': (caller) => `INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); /* done */ COMMIT`,
+  'one-message': (caller) =>
+    `BEGIN; INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); COMMIT`,
+  'write-then-commit': (caller) =>
+    `INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); /* done */ COMMIT`,
   'commit-and-chain': () => 'COMMIT AND CHAIN',
-  'do-block': (caller) => `DO $$ BEGIN INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); END $$`,
+  'do-block': (caller) =>
+    `DO $$ BEGIN INSERT INTO payments (caller, amount, currency) VALUES ('${caller}', 2, 'EUR'); END $$`,
 };
 
 /** Routes that use Drizzle, bound to the key's transaction, the ways a handler may misuse it. */
@@ -70,7 +74,9 @@ export function drizzleKeyClientController(drizzle: IdempotentDrizzle) {
     @Post('serializable')
     @Idempotent()
     async serializable(@Req() request: AuthenticatedRequest): Promise<{ ok: true }> {
-      await named(drizzle.db.transaction((tx) => tx.execute(insert(request.user.id, 1)), { isolationLevel: 'serializable' }));
+      await named(
+        drizzle.db.transaction((tx) => tx.execute(insert(request.user.id, 1)), { isolationLevel: 'serializable' }),
+      );
       return { ok: true };
     }
 

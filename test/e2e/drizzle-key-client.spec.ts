@@ -53,14 +53,17 @@ describe('Drizzle on the key transaction of a node-postgres pool', () => {
     ['one-message', /a transaction command among several statements in one query \(BEGIN\)/],
     ['write-then-commit', /a transaction command among several statements in one query \(COMMIT\)/],
     ['commit-and-chain', /COMMIT AND CHAIN on the transaction of an @Idempotent\(\) request/],
-  ])("a query text with a transaction command the key client cannot turn into a savepoint's (%s): refused, nothing is kept", async (text, why) => {
-    const caller = newCaller();
-    const answer = await send(`${url}/drizzle/raw/${text}`, { key: newKey(), caller, body: {} });
-    expect(answer.status).toBe(500);
-    expect(answer.json.detail).toMatch(why);
-    expect(await paymentCount(caller)).toBe(0);
-    expect(await keyRows(caller)).toEqual([]);
-  });
+  ])(
+    "a query text with a transaction command the key client cannot turn into a savepoint's (%s): refused, nothing is kept",
+    async (text, why) => {
+      const caller = newCaller();
+      const answer = await send(`${url}/drizzle/raw/${text}`, { key: newKey(), caller, body: {} });
+      expect(answer.status).toBe(500);
+      expect(answer.json.detail).toMatch(why);
+      expect(await paymentCount(caller)).toBe(0);
+      expect(await keyRows(caller)).toEqual([]);
+    },
+  );
 
   it('a DO block whose body has its own BEGIN and END runs in the key transaction', async () => {
     const caller = newCaller();
@@ -78,11 +81,15 @@ describe('Drizzle on the key transaction of a node-postgres pool', () => {
     expect(await keyRows(caller)).toEqual([]);
   });
 
-  it('a write the handler left running, after the key transaction ended, is refused: it never lands in another request\'s transaction', async () => {
+  it("a write the handler left running, after the key transaction ended, is refused: it never lands in another request's transaction", async () => {
     const caller = newCaller();
     expect((await send(`${url}/drizzle/late`, { key: newKey(), caller, body: {} })).status).toBe(201);
     // Other requests meanwhile take the same pooled connections; then the left write goes out.
-    await Promise.all(Array.from({ length: 8 }, () => send(`${url}/drizzle/inner-failure`, { key: newKey(), caller: newCaller(), body: {} })));
+    await Promise.all(
+      Array.from({ length: 8 }, () =>
+        send(`${url}/drizzle/inner-failure`, { key: newKey(), caller: newCaller(), body: {} }),
+      ),
+    );
     release(caller);
     await until(async () => lateWrites.has(caller), 'the late write to settle');
     expect(lateWrites.get(caller)).toMatch(/outside the key's transaction/);

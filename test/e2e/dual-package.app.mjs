@@ -11,7 +11,8 @@ import { createRequire } from 'node:module';
 import * as esm from 'nestjs-pg-idempotency';
 
 const cjs = createRequire(import.meta.url)('nestjs-pg-idempotency');
-if (cjs.IdempotencyTransaction === esm.IdempotencyTransaction) throw new Error('one build loaded: this app proves nothing');
+if (cjs.IdempotencyTransaction === esm.IdempotencyTransaction)
+  throw new Error('one build loaded: this app proves nothing');
 
 const INSERT = 'INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3)';
 
@@ -47,7 +48,11 @@ Controller('dual')(DualController);
 Inject(esm.IdempotencyTransaction)(DualController, undefined, 0);
 Inject(Ledger)(DualController, undefined, 1);
 const pay = Object.getOwnPropertyDescriptor(DualController.prototype, 'pay');
-Object.defineProperty(DualController.prototype, 'pay', Reflect.decorate([Post(), esm.Idempotent()], DualController.prototype, 'pay', pay) ?? pay);
+Object.defineProperty(
+  DualController.prototype,
+  'pay',
+  Reflect.decorate([Post(), esm.Idempotent()], DualController.prototype, 'pay', pay) ?? pay,
+);
 cjs.IdempotencyManager()(DualController.prototype, 'pay', 0);
 Body()(DualController.prototype, 'pay', 1);
 

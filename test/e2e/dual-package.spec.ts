@@ -5,7 +5,9 @@ import { newCaller, newKey, send } from '../support/http.js';
 import type { DemoProcess } from '../support/processes.js';
 
 const amounts = async (caller: string): Promise<number[]> =>
-  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
+  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map(
+    (row) => row.amount,
+  );
 
 // The app (its own process, plain Node.js: real ESM and CommonJS loading) imports the ESM build
 // and requires the CommonJS one: each write below goes through one copy's way in.

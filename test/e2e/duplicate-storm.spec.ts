@@ -6,11 +6,14 @@ import { release } from '../support/latch.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
 import { sentQueries } from '../support/sent-queries.js';
 
-const executedOnce = (answers: Answer[]) => answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
+const executedOnce = (answers: Answer[]) =>
+  answers.filter((a) => a.status === 201 && !a.headers['idempotent-replayed']);
 
 /** The statements sent, by kind (`EXECUTE name`, `START TRANSACTION` …), without the per-connection PREPAREs. */
 const statements = (sent: string[]): string[] =>
-  sent.filter((text) => !text.startsWith('PREPARE')).map((text) => text.replace(/\(.*$/s, '').replace(/\s+/g, ' ').trim());
+  sent
+    .filter((text) => !text.startsWith('PREPARE'))
+    .map((text) => text.replace(/\(.*$/s, '').replace(/\s+/g, ' ').trim());
 
 /**
  * Duplicates that arrive while their key is being reserved on the same instance wait for that
@@ -32,10 +35,14 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
       await proxy.stop();
     });
 
-    it('100 at once: one execution, and only the executed request\'s statements reach PostgreSQL', async () => {
+    it("100 at once: one execution, and only the executed request's statements reach PostgreSQL", async () => {
       // The statements of one executed request, for comparison (the pool warmed up first).
       await send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment });
-      const single = statements(await sentQueries(() => send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment })));
+      const single = statements(
+        await sentQueries(() =>
+          send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment }),
+        ),
+      );
 
       // Every duplicate arrives while the first request's reservation waits for its answer.
       proxy.answerDelayMs = 200;
@@ -43,7 +50,9 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
       const key = newKey();
       let answers: Answer[] = [];
       const sent = await sentQueries(async () => {
-        answers = await Promise.all(Array.from({ length: 100 }, () => send(`${lab.url}/payments`, { key, caller, body: validPayment })));
+        answers = await Promise.all(
+          Array.from({ length: 100 }, () => send(`${lab.url}/payments`, { key, caller, body: validPayment })),
+        );
       });
       proxy.answerDelayMs = 0;
       expect(executedOnce(answers)).toHaveLength(1);
@@ -60,7 +69,8 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
       a = await startLab({}, { controllers: [LabController] });
       b = await startLab({ replayCache: false }, { controllers: [LabController] });
       // Both warmed up: pools connected, statements prepared.
-      for (const app of [a, b]) await send(`${app.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment });
+      for (const app of [a, b])
+        await send(`${app.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment });
     });
     afterAll(async () => {
       await a.close();
@@ -75,7 +85,9 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
       await until(async () => (await keyLockHolders(key, caller, 'POST /lab/held-write')) === 1, "a's lock on the key");
       let answers: Answer[] = [];
       const sent = await sentQueries(async () => {
-        answers = await Promise.all(Array.from({ length: 50 }, () => send(`${b.url}/lab/held-write`, { key, caller, body: {} })));
+        answers = await Promise.all(
+          Array.from({ length: 50 }, () => send(`${b.url}/lab/held-write`, { key, caller, body: {} })),
+        );
       });
       expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(409));
       for (const answer of answers) expect(answer.headers['retry-after']).toMatch(/^[1-9]\d*$/);
@@ -96,7 +108,9 @@ describe.each(PLATFORMS_AND_HOSTS)('a storm of duplicates, on %s, %s', (platform
       // b keeps no replay cache: each wave of requests reads the key from PostgreSQL, through one
       // reservation in flight at a time.
       const answers = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => send(`${b.url}/payments`, { key, caller, body: i % 2 ? other : validPayment })),
+        Array.from({ length: 40 }, (_, i) =>
+          send(`${b.url}/payments`, { key, caller, body: i % 2 ? other : validPayment }),
+        ),
       );
       answers.forEach((answer, i) => {
         if (i % 2) {

@@ -3,7 +3,15 @@ import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { IdempotencySweeper } from '../../src/index.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from '../../src/operations/sweeper/sweep.sql.js';
-import { handlerBackends, keyRows, paymentCount, seedExpiredOutcome, sql, seedKeys, until } from '../support/database.js';
+import {
+  handlerBackends,
+  keyRows,
+  paymentCount,
+  seedExpiredOutcome,
+  sql,
+  seedKeys,
+  until,
+} from '../support/database.js';
 import { appDatabaseUrl, appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
@@ -27,7 +35,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         const caller = newCaller();
         const key = newKey();
         const first = await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} });
-        expect((await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe('true');
+        expect((await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe(
+          'true',
+        );
         await sleep(1_100);
         const after = await send(`${lab.url}/lab/short-ttl`, { key, caller, body: {} });
         expect(after.status).toBe(201);
@@ -69,7 +79,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       await sweeper.connect();
       try {
         await sweeper.query('BEGIN');
-        expect((await sweeper.query(SWEEP_BATCH.text, [1000, SWEEP_LOCK_ID, null])).rows[0].deleted).toBeGreaterThanOrEqual(1);
+        expect(
+          (await sweeper.query(SWEEP_BATCH.text, [1000, SWEEP_LOCK_ID, null])).rows[0].deleted,
+        ).toBeGreaterThanOrEqual(1);
         const request = send(`${lab.url}/lab/twin`, { key, caller, body: {} });
         await until(async () => {
           // The recording, prepared (EXECUTE …record_outcome…) or sent whole (behind a pooler).
@@ -132,7 +144,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       try {
         const caller = newCaller();
         await seedKeys(caller, 3_000, '-1 second');
-        const results = await Promise.all([a.app.get(IdempotencySweeper).sweep(), b.app.get(IdempotencySweeper).sweep()]);
+        const results = await Promise.all([
+          a.app.get(IdempotencySweeper).sweep(),
+          b.app.get(IdempotencySweeper).sweep(),
+        ]);
         // A run that finds a batch of the other's under way stops (ran: false when it had done nothing).
         expect(results.some((r) => r.ran)).toBe(true);
         for (const result of results) if (!result.ran) expect(result.deleted).toBe(0);
@@ -179,7 +194,7 @@ describe('a sweep over a dying connection (express)', () => {
   });
   afterAll(() => proxy.stop());
 
-  it('is given up after 10 s and the next sweep runs; a stuck sweep does not hold up the app\'s shutdown', async () => {
+  it("is given up after 10 s and the next sweep runs; a stuck sweep does not hold up the app's shutdown", async () => {
     const lab = await throughProxy(proxy, () => startLab({ sweepInterval: 0 }, { controllers: [LabController] }));
     let closed = false;
     try {
@@ -188,7 +203,10 @@ describe('a sweep over a dying connection (express)', () => {
       proxy.dropExisting(); // the pooled connection the sweep takes is now dead; new ones work
       const sweeper = lab.app.get(IdempotencySweeper);
       const started = Date.now();
-      const stuck = await sweeper.sweep().then(() => 'swept', (error: Error) => error.message);
+      const stuck = await sweeper.sweep().then(
+        () => 'swept',
+        (error: Error) => error.message,
+      );
       expect(stuck).toMatch(/did not answer within 10000 ms/);
       expect(Date.now() - started).toBeLessThan(13_000);
       expect(await sweeper.sweep()).toEqual({ ran: true, deleted: expect.any(Number) });
@@ -224,7 +242,13 @@ describe('a sweep whose connection is lost while its batch runs, the server side
     const direct = await startLab({ sweepInterval: 0 });
     try {
       await seedKeys(newCaller(), 300_000, '-1 minute');
-      const sweep = viaProxy.app.get(IdempotencySweeper).sweep().then(() => 'swept', (error: Error) => error.message);
+      const sweep = viaProxy.app
+        .get(IdempotencySweeper)
+        .sweep()
+        .then(
+          () => 'swept',
+          (error: Error) => error.message,
+        );
       await until(
         async () =>
           (
@@ -253,7 +277,9 @@ describe('shutdown while a sweep waits for a pool connection (express)', () => {
     const lab = await startLab({}, { controllers: [LabController] });
     const caller = newCaller();
     // The lab's pool has 20 connections: 20 held handlers keep them until the shutdown returned.
-    const held = Array.from({ length: 20 }, () => send(`${lab.url}/lab/held-write`, { key: newKey(), caller, body: {} }));
+    const held = Array.from({ length: 20 }, () =>
+      send(`${lab.url}/lab/held-write`, { key: newKey(), caller, body: {} }),
+    );
     await handlerBackends(20);
     const pool = (lab.app.get(DataSource).driver as unknown as { master: pg.Pool }).master;
     const sweeper = lab.app.get(IdempotencySweeper);

@@ -90,7 +90,10 @@ export class FailurePolicyController {
   /** Writes, sends 201 itself, then a later step fails (a plain error: its writes roll back). */
   @Post('self-sent-then-fail')
   @Idempotent()
-  async selfSentThenFail(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<void> {
+  async selfSentThenFail(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: SelfSender,
+  ): Promise<void> {
     const payment = await writePayment(this.tx, request);
     sendItself(response, 201, payment);
     await sleep(20);

@@ -1,4 +1,15 @@
-import { type CallHandler, Controller, type ExecutionContext, Headers, Injectable, type NestInterceptor, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import {
+  type CallHandler,
+  Controller,
+  type ExecutionContext,
+  Headers,
+  Injectable,
+  type NestInterceptor,
+  Post,
+  Req,
+  UseGuards,
+  UseInterceptors,
+} from '@nestjs/common';
 import { from, type Observable, retry, throwError } from 'rxjs';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
@@ -42,7 +53,11 @@ class RetryConflictOnce implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const key = context.switchToHttp().getRequest<{ headers: Record<string, string> }>().headers['idempotency-key'];
     return next.handle().pipe(
-      retry({ count: 1, delay: (error: { getStatus?: () => number }) => (error.getStatus?.() === 409 ? from(hold(`retry ${key}`)) : throwError(() => error)) }),
+      retry({
+        count: 1,
+        delay: (error: { getStatus?: () => number }) =>
+          error.getStatus?.() === 409 ? from(hold(`retry ${key}`)) : throwError(() => error),
+      }),
     );
   }
 }
@@ -69,11 +84,17 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
   describe('interceptors around the module', () => {
     let lab: RunningApp;
     beforeAll(async () => {
-      lab = await startLab({}, { controllers: [FailurePolicyController, TwiceMarkedController, RetriedConflictController], configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()) });
+      lab = await startLab(
+        {},
+        {
+          controllers: [FailurePolicyController, TwiceMarkedController, RetriedConflictController],
+          configure: (app) => app.useGlobalInterceptors(new RetryOnceInterceptor()),
+        },
+      );
     });
     afterAll(() => lab.close());
 
-    it('an outer interceptor retrying a failed handler: the second run is refused (500 handler-run-twice), nothing kept, and so for the client\'s retry', async () => {
+    it("an outer interceptor retrying a failed handler: the second run is refused (500 handler-run-twice), nothing kept, and so for the client's retry", async () => {
       const caller = newCaller();
       const key = newKey();
       const failed = await send(`${lab.url}/lab/fail-after-write`, { key, caller, body: {} });
@@ -98,7 +119,12 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
       const firstStatus = (await first).status;
       release(`retry ${key}`);
       const retried = await duplicate;
-      expect({ first: firstStatus, duplicate: retried.status, replayed: retried.headers['idempotent-replayed'], runs: conflictRuns.get(key) }).toEqual({
+      expect({
+        first: firstStatus,
+        duplicate: retried.status,
+        replayed: retried.headers['idempotent-replayed'],
+        runs: conflictRuns.get(key),
+      }).toEqual({
         first: 201,
         duplicate: 201,
         replayed: 'true',
@@ -192,7 +218,9 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body.equals(first.body)).toBe(true);
       expect(await paymentCount(caller)).toBe(0);
-      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/reject-after-write', state: 'completed', status: 422 }]);
+      expect(await keyRows(caller)).toEqual([
+        { key, endpoint: 'POST /lab/reject-after-write', state: 'completed', status: 422 },
+      ]);
     });
 
     it.each([
@@ -222,16 +250,19 @@ describe.each(PLATFORMS_AND_HOSTS)('on %s, %s', (platform, host) => {
       expect(await keyRows(caller)).toEqual([expect.objectContaining({ key, state: 'completed', status: 422 })]);
     });
 
-    it.each([500, 502, 503, 408, 409, 425, 429])('a %i is not stored: the business write rolls back and the key is free', async (code) => {
-      const caller = newCaller();
-      const key = newKey();
-      const first = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
-      expect(first.status).toBe(code);
-      const again = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
-      expect(again.headers['idempotent-replayed']).toBeUndefined();
-      expect(await paymentCount(caller)).toBe(0);
-      expect(await keyRows(caller)).toEqual([]);
-    });
+    it.each([500, 502, 503, 408, 409, 425, 429])(
+      'a %i is not stored: the business write rolls back and the key is free',
+      async (code) => {
+        const caller = newCaller();
+        const key = newKey();
+        const first = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
+        expect(first.status).toBe(code);
+        const again = await send(`${lab.url}/lab/status/${code}`, { key, caller, body: {} });
+        expect(again.headers['idempotent-replayed']).toBeUndefined();
+        expect(await paymentCount(caller)).toBe(0);
+        expect(await keyRows(caller)).toEqual([]);
+      },
+    );
 
     it.each([400, 403, 404, 410])('a %i is stored and replayed', async (code) => {
       const caller = newCaller();

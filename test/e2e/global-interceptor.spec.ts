@@ -11,7 +11,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   describe('IdempotencyInterceptor registered globally (APP_INTERCEPTOR)', () => {
     let lab: RunningApp;
     beforeAll(async () => {
-      lab = await startLab({}, { controllers: [PlainController], providers: [{ provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor }] });
+      lab = await startLab(
+        {},
+        { controllers: [PlainController], providers: [{ provide: APP_INTERCEPTOR, useClass: IdempotencyInterceptor }] },
+      );
     });
     afterAll(() => lab.close());
 

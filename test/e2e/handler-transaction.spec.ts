@@ -37,7 +37,10 @@ class HandlerTransactionController {
 
   @Post('own-release')
   @Idempotent()
-  async ownRelease(@IdempotencyManager() manager: EntityManager, @Req() request: AuthenticatedRequest): Promise<object> {
+  async ownRelease(
+    @IdempotencyManager() manager: EntityManager,
+    @Req() request: AuthenticatedRequest,
+  ): Promise<object> {
     try {
       await pay(manager, request);
     } finally {
@@ -50,10 +53,12 @@ class HandlerTransactionController {
   @Idempotent()
   async nested(@Req() request: AuthenticatedRequest): Promise<object> {
     await this.tx.manager.transaction((inner) => pay(inner, request));
-    await this.tx.manager.transaction(async (inner) => {
-      await pay(inner, request);
-      throw new Error('the inner unit of work fails');
-    }).catch(() => undefined);
+    await this.tx.manager
+      .transaction(async (inner) => {
+        await pay(inner, request);
+        throw new Error('the inner unit of work fails');
+      })
+      .catch(() => undefined);
     return { ok: true };
   }
 
@@ -80,7 +85,9 @@ class HandlerTransactionController {
   @Idempotent()
   async deferredViolation(@Req() request: AuthenticatedRequest): Promise<object> {
     await pay(this.tx.manager, request);
-    await this.tx.manager.query('CREATE TEMP TABLE handler_tx_seats (seat int UNIQUE DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP');
+    await this.tx.manager.query(
+      'CREATE TEMP TABLE handler_tx_seats (seat int UNIQUE DEFERRABLE INITIALLY DEFERRED) ON COMMIT DROP',
+    );
     await this.tx.manager.query('INSERT INTO handler_tx_seats VALUES (1), (1)');
     return { booked: true };
   }
@@ -259,7 +266,9 @@ describe.each(PLATFORMS_AND_HOSTS)('the handler and the key transaction, on %s (
     release(caller);
     await nestedUnits.get(caller)!.catch(() => undefined);
     expect(await paymentCount(caller)).toBe(0);
-    const [{ n }] = await sql<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()`);
+    const [{ n }] = await sql<{ n: string }>(
+      `SELECT count(*) AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()`,
+    );
     expect(Number(n)).toBe(0);
     expect((await send(`${other.url}/handler-tx/parallel-fail`, { key, caller })).status).toBe(500);
   });
@@ -314,7 +323,10 @@ describe.each(HTTP_PLATFORMS)('an answer sent early by an outer interceptor, on 
   const { startLab } = appsOn(platform);
   let lab: RunningApp;
   beforeAll(async () => {
-    lab = await startLab({}, { controllers: [HandlerTransactionController], configure: (app) => app.useGlobalInterceptors(earlyFallback) });
+    lab = await startLab(
+      {},
+      { controllers: [HandlerTransactionController], configure: (app) => app.useGlobalInterceptors(earlyFallback) },
+    );
   });
   afterAll(() => lab.close());
 
@@ -324,7 +336,10 @@ describe.each(HTTP_PLATFORMS)('an answer sent early by an outer interceptor, on 
     expect(first.status).toBe(201);
     expect(first.json).toEqual({ accepted: true });
     release(caller);
-    await until(async () => (await keyLockHolders(key, caller, 'POST /handler-tx/held-then-fail')) === 0, 'the handler\'s transaction ended');
+    await until(
+      async () => (await keyLockHolders(key, caller, 'POST /handler-tx/held-then-fail')) === 0,
+      "the handler's transaction ended",
+    );
     expect(await paymentCount(caller)).toBe(0);
     expect(await keyRows(caller)).toEqual([]);
   });

@@ -44,27 +44,35 @@ describe('query values the router hands over apart get fingerprints apart', () =
   it.each([
     ['fastify (its default query parser)', 'fastify' as const, undefined],
     ['express with the extended query parser', 'express' as const, 'extended'],
-  ])('%s: another payee spelled with a non-UTF-8 escape under the same key is a 422, not the first payee\'s replay', async (_name, platform, parser) => {
-    const lab = await appsOn(platform).startLab(
-      {},
-      { controllers, configure: parser ? (app) => (app as unknown as { set(name: string, value: string): void }).set('query parser', parser) : undefined },
-    );
-    try {
-      const [caller, key] = [newCaller(), newKey()];
-      const first = await send(`${lab.url}/hostile-transfers?payee=Ren%E9`, { key, caller, body: {} });
-      expect(first.status).toBe(201);
-      expect(first.json.payee).toBe('Ren%E9');
-      const other = await send(`${lab.url}/hostile-transfers?payee=Ren%EA`, { key, caller, body: {} });
-      expect(other.headers['idempotent-replayed']).toBeUndefined();
-      expect(other.status).toBe(422);
-      expect(await paymentCount(caller)).toBe(1);
-    } finally {
-      await lab.close();
-    }
-  });
+  ])(
+    "%s: another payee spelled with a non-UTF-8 escape under the same key is a 422, not the first payee's replay",
+    async (_name, platform, parser) => {
+      const lab = await appsOn(platform).startLab(
+        {},
+        {
+          controllers,
+          configure: parser
+            ? (app) => (app as unknown as { set(name: string, value: string): void }).set('query parser', parser)
+            : undefined,
+        },
+      );
+      try {
+        const [caller, key] = [newCaller(), newKey()];
+        const first = await send(`${lab.url}/hostile-transfers?payee=Ren%E9`, { key, caller, body: {} });
+        expect(first.status).toBe(201);
+        expect(first.json.payee).toBe('Ren%E9');
+        const other = await send(`${lab.url}/hostile-transfers?payee=Ren%EA`, { key, caller, body: {} });
+        expect(other.headers['idempotent-replayed']).toBeUndefined();
+        expect(other.status).toBe(422);
+        expect(await paymentCount(caller)).toBe(1);
+      } finally {
+        await lab.close();
+      }
+    },
+  );
 });
 
-describe.each(HTTP_PLATFORMS)('hostile bytes in a request\'s identity, on %s', (platform) => {
+describe.each(HTTP_PLATFORMS)("hostile bytes in a request's identity, on %s", (platform) => {
   let lab: RunningApp;
   beforeAll(async () => {
     lab = await appsOn(platform).startLab({}, { controllers: [...controllers, KeyHeaderController] });

@@ -1,4 +1,16 @@
-import { Body, Controller, Headers, HttpException, Inject, Injectable, InternalServerErrorException, Post, Req, type Type, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Headers,
+  HttpException,
+  Inject,
+  Injectable,
+  InternalServerErrorException,
+  Post,
+  Req,
+  type Type,
+  UseGuards,
+} from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { IsInt, IsPositive } from 'class-validator';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
@@ -27,9 +39,15 @@ export class TypeOrmScenarioController {
 
   @Post('pay')
   @Idempotent()
-  async pay(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest, @Headers('x-fail') fail?: string): Promise<Payment> {
+  async pay(
+    @Body() dto: ScenarioPayment,
+    @Req() request: AuthenticatedRequest,
+    @Headers('x-fail') fail?: string,
+  ): Promise<Payment> {
     const payments = this.tx.getRepository(Payment);
-    const { id } = await payments.save(payments.create({ caller: request.user.id, amount: dto.amount, currency: 'EUR' }));
+    const { id } = await payments.save(
+      payments.create({ caller: request.user.id, amount: dto.amount, currency: 'EUR' }),
+    );
     if (fail === 'after-write') throw new InternalServerErrorException('failed after its write');
     if (dto.amount >= DECLINED_FROM) throw new HttpException('declined', 402);
     return payments.findOneByOrFail({ id });
@@ -115,7 +133,10 @@ export interface ClsScenarioLedger {
 }
 
 /** The cls scenario routes over the services of one tool (TypeORM, Prisma): the same routes on each. */
-export function clsScenarioController(Payments: Type<ClsScenarioPayments>, Ledger: Type<ClsScenarioLedger>): Type<unknown> {
+export function clsScenarioController(
+  Payments: Type<ClsScenarioPayments>,
+  Ledger: Type<ClsScenarioLedger>,
+): Type<unknown> {
   @Controller('scenario')
   @UseGuards(BearerAuthGuard)
   class ClsScenarioRoutes {
@@ -126,7 +147,11 @@ export function clsScenarioController(Payments: Type<ClsScenarioPayments>, Ledge
 
     @Post('pay')
     @Idempotent()
-    async pay(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest, @Headers('x-fail') fail?: string): Promise<unknown> {
+    async pay(
+      @Body() dto: ScenarioPayment,
+      @Req() request: AuthenticatedRequest,
+      @Headers('x-fail') fail?: string,
+    ): Promise<unknown> {
       const payment = await this.payments.pay(request.user.id, dto.amount);
       if (fail === 'after-write') throw new InternalServerErrorException('failed after its write');
       return payment;
@@ -147,7 +172,10 @@ export function clsScenarioController(Payments: Type<ClsScenarioPayments>, Ledge
     /** A write through `TransactionHost` first, then the outermost @Transactional() call, which fails after its write; caught. */
     @Post('caught-after-write')
     @Idempotent()
-    async caughtAfterWrite(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ caught: string }> {
+    async caughtAfterWrite(
+      @Body() dto: ScenarioPayment,
+      @Req() request: AuthenticatedRequest,
+    ): Promise<{ caught: string }> {
       await this.ledger.recordWithoutDecorator(request.user.id, dto.amount);
       return this.caught(dto, request);
     }
@@ -160,7 +188,10 @@ export function clsScenarioController(Payments: Type<ClsScenarioPayments>, Ledge
 
     @Post('inner-failure/required')
     @Idempotent()
-    innerRequiredFailure(@Body() dto: ScenarioPayment, @Req() request: AuthenticatedRequest): Promise<{ kept: string }> {
+    innerRequiredFailure(
+      @Body() dto: ScenarioPayment,
+      @Req() request: AuthenticatedRequest,
+    ): Promise<{ kept: string }> {
       return this.payments.payThenFailInside(request.user.id, dto.amount, Propagation.Required);
     }
 

@@ -14,14 +14,20 @@ interface CallAnswer {
 
 /** Calls the app's `POST /calls/:key`: `IdempotencyService.run()` over one payment write. */
 async function call(app: DemoProcess, key: string, body: object): Promise<CallAnswer> {
-  const response = await fetch(`${app.url}/calls/${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${app.url}/calls/${key}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (response.status !== 201) throw new Error(`POST /calls answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as CallAnswer;
 }
 
 /** How many backends hold a transaction that has written (a key's lock and lookup alone assign no transaction id). */
 async function writingTransactions(): Promise<number> {
-  const rows = await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`);
+  const rows = await sql(
+    `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`,
+  );
   return rows.length;
 }
 
@@ -39,7 +45,11 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host, with processes', 
   it('50 concurrent calls with one key over two processes: one effect; every other call is told the key is held, or given the recorded result', async () => {
     const [first, second] = await Promise.all([started(), started()]);
     const [caller, key] = [newCaller(), randomUUID()];
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, index) => call(index % 2 === 0 ? first : second, key, { caller, amount: 7, holdMs: 200 })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, index) =>
+        call(index % 2 === 0 ? first : second, key, { caller, amount: 7, holdMs: 200 }),
+      ),
+    );
     const kinds = answers.map((answer) => answer.kind);
     expect(kinds.filter((kind) => kind === 'executed')).toHaveLength(1);
     expect(kinds.every((kind) => ['executed', 'held', 'replayed'].includes(kind))).toBe(true);

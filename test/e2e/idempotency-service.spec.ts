@@ -19,7 +19,11 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     lab = await startLab();
     service = lab.app.get(IdempotencyService);
     const tx = lab.app.get(IdempotencyTransaction);
-    pay = async (caller, amount) => void (await tx.manager.query(`INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, 'EUR')`, [caller, amount]));
+    pay = async (caller, amount) =>
+      void (await tx.manager.query(`INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, 'EUR')`, [
+        caller,
+        amount,
+      ]));
   });
   afterAll(() => lab.close());
 
@@ -52,7 +56,11 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     );
     expect(results.filter((result) => result.kind === 'executed')).toHaveLength(1);
     for (const result of results) {
-      expect(result).toEqual(result.kind === 'held' ? { kind: 'held' } : { kind: expect.stringMatching(/^(executed|replayed)$/), value: 'paid' });
+      expect(result).toEqual(
+        result.kind === 'held'
+          ? { kind: 'held' }
+          : { kind: expect.stringMatching(/^(executed|replayed)$/), value: 'paid' },
+      );
     }
     expect(await paymentCount(caller)).toBe(1);
   });
@@ -81,7 +89,10 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     };
     const first = await service.run({ scope: 'settlement', key, caller, recordFailure: true }, work);
     expect(first).toMatchObject({ kind: 'failure-recorded', error: { message: 'card expired' } });
-    expect(await service.run({ scope: 'settlement', key, caller, recordFailure: true }, work)).toEqual({ kind: 'failed-before', error: 'card expired' });
+    expect(await service.run({ scope: 'settlement', key, caller, recordFailure: true }, work)).toEqual({
+      kind: 'failed-before',
+      error: 'card expired',
+    });
     expect(runs).toBe(1);
     expect(await paymentCount(caller)).toBe(0);
     expect(await callRows(key)).toEqual([{ caller, endpoint: 'CALL settlement', state: 'completed' }]);
@@ -91,10 +102,21 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     const [caller, other, key] = [newCaller(), newCaller(), randomUUID()];
     let runs = 0;
     const work = () => ++runs;
-    expect(await service.run({ scope: 'settlement', key, caller, payload: { amount: 1 } }, work)).toEqual({ kind: 'executed', value: 1 });
-    expect(await service.run({ scope: 'settlement', key, caller, payload: { amount: 2 } }, work)).toEqual({ kind: 'mismatch' });
-    expect(await service.run({ scope: 'refund', key, caller, payload: { amount: 2 } }, work)).toEqual({ kind: 'executed', value: 2 });
-    expect(await service.run({ scope: 'settlement', key, caller: other, payload: { amount: 2 } }, work)).toEqual({ kind: 'executed', value: 3 });
+    expect(await service.run({ scope: 'settlement', key, caller, payload: { amount: 1 } }, work)).toEqual({
+      kind: 'executed',
+      value: 1,
+    });
+    expect(await service.run({ scope: 'settlement', key, caller, payload: { amount: 2 } }, work)).toEqual({
+      kind: 'mismatch',
+    });
+    expect(await service.run({ scope: 'refund', key, caller, payload: { amount: 2 } }, work)).toEqual({
+      kind: 'executed',
+      value: 2,
+    });
+    expect(await service.run({ scope: 'settlement', key, caller: other, payload: { amount: 2 } }, work)).toEqual({
+      kind: 'executed',
+      value: 3,
+    });
     expect(runs).toBe(3);
   });
 
@@ -102,8 +124,14 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     const [caller, key] = [newCaller(), randomUUID()];
     let calls = 0;
     const charge = async () => ({ charge: ++calls });
-    expect(await service.run({ scope: 'provider-charge', key, caller, mode: 'lease' }, charge)).toEqual({ kind: 'executed', value: { charge: 1 } });
-    expect(await service.run({ scope: 'provider-charge', key, caller, mode: 'lease' }, charge)).toEqual({ kind: 'replayed', value: { charge: 1 } });
+    expect(await service.run({ scope: 'provider-charge', key, caller, mode: 'lease' }, charge)).toEqual({
+      kind: 'executed',
+      value: { charge: 1 },
+    });
+    expect(await service.run({ scope: 'provider-charge', key, caller, mode: 'lease' }, charge)).toEqual({
+      kind: 'replayed',
+      value: { charge: 1 },
+    });
     expect(calls).toBe(1);
   });
 
@@ -111,12 +139,22 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     const caller = newCaller();
     let runs = 0;
     const work = () => ++runs;
-    await expect(service.run({ scope: 'settlement', key: '', caller }, work)).rejects.toThrow(/IdempotencyService\.run\(\) in scope "settlement": the key is missing/);
-    await expect(service.run({ scope: 'settlement', key: 'x'.repeat(256), caller }, work)).rejects.toThrow(/the key is longer than 255 characters/);
-    await expect(service.run({ scope: 'settlement', key: 'a key', caller }, work)).rejects.toThrow(/the key is not printable ASCII/);
-    await expect(service.run({ scope: 'settlement', key: 'k', caller: 'a\0b' }, work)).rejects.toBeInstanceOf(IdempotencyConfigurationError);
+    await expect(service.run({ scope: 'settlement', key: '', caller }, work)).rejects.toThrow(
+      /IdempotencyService\.run\(\) in scope "settlement": the key is missing/,
+    );
+    await expect(service.run({ scope: 'settlement', key: 'x'.repeat(256), caller }, work)).rejects.toThrow(
+      /the key is longer than 255 characters/,
+    );
+    await expect(service.run({ scope: 'settlement', key: 'a key', caller }, work)).rejects.toThrow(
+      /the key is not printable ASCII/,
+    );
+    await expect(service.run({ scope: 'settlement', key: 'k', caller: 'a\0b' }, work)).rejects.toBeInstanceOf(
+      IdempotencyConfigurationError,
+    );
     await expect(service.run({ scope: '', key: 'k', caller }, work)).rejects.toThrow(/the scope must be a name/);
-    await expect(service.run({ scope: 'settlement', key: 'k', caller, mode: 'once' as never }, work)).rejects.toThrow(/option "mode"/);
+    await expect(service.run({ scope: 'settlement', key: 'k', caller, mode: 'once' as never }, work)).rejects.toThrow(
+      /option "mode"/,
+    );
     expect(runs).toBe(0);
     expect(await sql('SELECT 1 FROM idempotency_keys WHERE caller = $1', [caller])).toEqual([]);
   });

@@ -41,7 +41,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const answer = await send(`${demo.url}/payments`, { key, caller, body: validPayment });
       expect(answer.status).toBe(400);
       expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-malformed', status: 400, title: expect.any(String), detail: expect.any(String) });
+      expect(answer.json).toMatchObject({
+        type: 'urn:nestjs-pg-idempotency:key-malformed',
+        status: 400,
+        title: expect.any(String),
+        detail: expect.any(String),
+      });
       expect(await paymentCount(caller)).toBe(0);
       expect(await keyRows(caller)).toEqual([]);
     });
@@ -74,7 +79,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await keyRows(caller)).toEqual([]);
       const key = newKey();
       await send(`${lab.url}/lab/optional`, { key, caller, body: {} });
-      expect((await send(`${lab.url}/lab/optional`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe('true');
+      expect((await send(`${lab.url}/lab/optional`, { key, caller, body: {} })).headers['idempotent-replayed']).toBe(
+        'true',
+      );
       expect(await paymentCount(caller)).toBe(3);
     });
 
@@ -126,15 +133,18 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it.each([
       ['a control character (0x01)', '\x01'],
       ['a NUL byte', '\x00'],
-    ])('%s in the key never reaches the module: Node answers 400, nothing runs, nothing stored', async (_case, byte) => {
-      const caller = newCaller();
-      const head =
-        `POST /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
-        `Authorization: Bearer ${caller}\r\nIdempotency-Key: ${newKey()}${byte}\r\n`;
-      expect(await sendRawBytes(demo.url, head, JSON.stringify(validPayment))).toBe(400);
-      expect(await paymentCount(caller)).toBe(0);
-      expect(await keyRows(caller)).toEqual([]);
-    });
+    ])(
+      '%s in the key never reaches the module: Node answers 400, nothing runs, nothing stored',
+      async (_case, byte) => {
+        const caller = newCaller();
+        const head =
+          `POST /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n` +
+          `Authorization: Bearer ${caller}\r\nIdempotency-Key: ${newKey()}${byte}\r\n`;
+        expect(await sendRawBytes(demo.url, head, JSON.stringify(validPayment))).toBe(400);
+        expect(await paymentCount(caller)).toBe(0);
+        expect(await keyRows(caller)).toEqual([]);
+      },
+    );
 
     it('the same request without the odd byte is executed (the raw request itself is sound)', async () => {
       const caller = newCaller();

@@ -42,6 +42,10 @@ export class LeaseModeController {
   @Post('lease-keys')
   @Idempotent({ mode: 'lease' })
   leaseKeys(): object {
-    return { charge: this.tx.downstreamKey('charge'), email: this.tx.downstreamKey('email'), inTransaction: this.tx.isActive };
+    return {
+      charge: this.tx.downstreamKey('charge'),
+      email: this.tx.downstreamKey('email'),
+      inTransaction: this.tx.isActive,
+    };
   }
 }

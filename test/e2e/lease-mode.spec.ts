@@ -32,7 +32,8 @@ async function lockProviderLedger(): Promise<pg.Client> {
 }
 
 /** Waits until `count` refunds wait at the provider's write, behind `lockProviderLedger()`. */
-const atTheProvider = (count: number) => until(async () => (await waitingOnTable('demo_provider_refunds')) === count, `${count} refund(s) at the provider`);
+const atTheProvider = (count: number) =>
+  until(async () => (await waitingOnTable('demo_provider_refunds')) === count, `${count} refund(s) at the provider`);
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
@@ -61,7 +62,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const ledger = await providerLedger(paymentId);
       expect(ledger).toHaveLength(1);
       expect(ledger[0].calls).toBe(1);
-      expect(ledger[0].idempotency_key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(ledger[0].idempotency_key).toMatch(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
       const list = await send(url, { method: 'GET', caller });
       expect(list.json).toEqual([first.json]);
     });
@@ -97,15 +100,25 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const caller = newCaller();
       const paymentId = await newPayment(caller);
       const key = newKey();
-      const tooMuch = await send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 999_999 } });
+      const tooMuch = await send(`${demo.url}/payments/${paymentId}/refunds`, {
+        key,
+        caller,
+        body: { amount: 999_999 },
+      });
       expect(tooMuch.status).toBe(422);
-      const replay = await send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 999_999 } });
+      const replay = await send(`${demo.url}/payments/${paymentId}/refunds`, {
+        key,
+        caller,
+        body: { amount: 999_999 },
+      });
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body.equals(tooMuch.body)).toBe(true);
       const unknown = `${demo.url}/payments/00000000-0000-4000-8000-000000000000/refunds`;
       const missingKey = newKey();
       expect((await send(unknown, { key: missingKey, caller, body: { amount: 1 } })).status).toBe(404);
-      expect((await send(unknown, { key: missingKey, caller, body: { amount: 1 } })).headers['idempotent-replayed']).toBe('true');
+      expect(
+        (await send(unknown, { key: missingKey, caller, body: { amount: 1 } })).headers['idempotent-replayed'],
+      ).toBe('true');
       expect(await providerLedger(paymentId)).toEqual([]);
     });
   });
@@ -128,7 +141,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(retry.json).toEqual({ attempt: 2 });
     });
 
-    it('a retry takes over once the lease ends; the stale holder\'s late release cannot delete the new holder\'s row', async () => {
+    it("a retry takes over once the lease ends; the stale holder's late release cannot delete the new holder's row", async () => {
       const caller = newCaller();
       const key = newKey();
       const stale = send(`${lab.url}/lab/lease-flaky`, { key, caller, body: {} });
@@ -141,7 +154,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       release(attemptLatch(key, 1));
       expect((await stale).status).toBe(500);
       // The stale holder failed and released with its own token: the new holder's row remains.
-      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/lease-flaky', state: 'in_progress', status: null }]);
+      expect(await keyRows(caller)).toEqual([
+        { key, endpoint: 'POST /lab/lease-flaky', state: 'in_progress', status: null },
+      ]);
       release(attemptLatch(key, 2));
       const winner = await takeover;
       expect(winner.status).toBe(201);
@@ -195,7 +210,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(left).not.toBeNull();
       expect(left!).toBeGreaterThan(0.2);
       let retry!: Answer;
-      const sent = await sentQueries(async () => (retry = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} })));
+      const sent = await sentQueries(
+        async () => (retry = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} })),
+      );
       expect(retry.status).toBe(409);
       expect(Number(retry.headers['retry-after'])).toBeGreaterThanOrEqual(1);
       // This instance knows its lease was renewed: the duplicate costs no round trip (renewals
@@ -205,14 +222,16 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const outcome = await first;
       expect(outcome.status).toBe(201);
       expect(outcome.json).toEqual({ attempt: 1 });
-      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /lab/lease-slow', state: 'completed', status: 201 }]);
+      expect(await keyRows(caller)).toEqual([
+        { key, endpoint: 'POST /lab/lease-slow', state: 'completed', status: 201 },
+      ]);
       const replay = await send(`${lab.url}/lab/lease-slow`, { key, caller, body: {} });
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body.equals(outcome.body)).toBe(true);
     });
   });
 
-  describe('a stale holder cannot overwrite the newer holder\'s outcome (demo refunds, 1 s lease not renewed, 2.5 s provider)', () => {
+  describe("a stale holder cannot overwrite the newer holder's outcome (demo refunds, 1 s lease not renewed, 2.5 s provider)", () => {
     it('the late first holder gets 409 and records nothing; the takeover records the one refund', async () => {
       const demo = await startDemo({ providerLatencyMs: 2_500, leaseSeconds: 1, leaseRenewal: false });
       try {
@@ -277,7 +296,8 @@ describe('lease mode at the moment a key expires (express)', () => {
         await send(`${lab.url}/lease-boundary`, { key, caller, body: { x: 1 } });
         await sleep(850);
         const statuses: number[] = [];
-        while (Date.now() - start < 1_350) statuses.push((await send(`${lab.url}/lease-boundary`, { key, caller, body: { x: 1 } })).status);
+        while (Date.now() - start < 1_350)
+          statuses.push((await send(`${lab.url}/lease-boundary`, { key, caller, body: { x: 1 } })).status);
         return statuses;
       }),
     );

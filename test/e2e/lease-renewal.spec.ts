@@ -38,7 +38,10 @@ class RenewalController {
 
 /** When the lease of the caller's key in progress ends (`locked_until` in epoch ms; 0 without one). */
 async function leaseEnd(caller: string): Promise<number> {
-  const [row] = await sql(`SELECT extract(epoch FROM locked_until) * 1000 AS until FROM idempotency_keys WHERE caller = $1 AND state = 'in_progress'`, [caller]);
+  const [row] = await sql(
+    `SELECT extract(epoch FROM locked_until) * 1000 AS until FROM idempotency_keys WHERE caller = $1 AND state = 'in_progress'`,
+    [caller],
+  );
   return Number(row?.until ?? 0);
 }
 
@@ -89,12 +92,20 @@ describe('lease renewals over dying connections (express)', () => {
     await until(async () => proxy.swallowed > swallowed, 'a renewal sent over the dead connection');
     await renewedAfter(caller, renewed, 'a renewal after the one that hung');
     // A is alive, PostgreSQL has been reachable all along for new connections.
-    const [row] = await sql(`SELECT locked_until > now() AS leased FROM idempotency_keys WHERE caller = $1 AND key = $2`, [caller, key]);
+    const [row] = await sql(
+      `SELECT locked_until > now() AS leased FROM idempotency_keys WHERE caller = $1 AND key = $2`,
+      [caller, key],
+    );
     const duplicate = await send(`${b.url}/renewal/lease-held`, { key, caller, body: {} });
     release(caller);
     const first = await holder;
     proxy.closeDead();
-    expect({ leaseStillRunning: row.leased, duplicate: duplicate.status, first: (first as { status?: number }).status, runs: runs.get(key) }).toEqual({
+    expect({
+      leaseStillRunning: row.leased,
+      duplicate: duplicate.status,
+      first: (first as { status?: number }).status,
+      runs: runs.get(key),
+    }).toEqual({
       leaseStillRunning: true,
       duplicate: 409,
       first: 201,
@@ -150,20 +161,29 @@ describe('lease renewals over dying connections (express)', () => {
     // The pool still holds idle connections that died: each request sent over one is given up
     // after a third of the lease (503) and its connection destroyed, so a wave of requests clears
     // them, and none stays checked out.
-    const wave = await Promise.all(Array.from({ length: 24 }, () => send(`${a.url}/renewal/lease-short`, { key: newKey(), caller: newCaller(), body: {} })));
+    const wave = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        send(`${a.url}/renewal/lease-short`, { key: newKey(), caller: newCaller(), body: {} }),
+      ),
+    );
     expect(wave.every((answer) => answer.status === 201 || answer.status === 503)).toBe(true);
-    const later = await Promise.race([send(`${a.url}/renewal/lease-short`, { key: newKey(), caller: newCaller(), body: {} }), sleep(8_000).then(() => undefined)]);
+    const later = await Promise.race([
+      send(`${a.url}/renewal/lease-short`, { key: newKey(), caller: newCaller(), body: {} }),
+      sleep(8_000).then(() => undefined),
+    ]);
     proxy.closeDead();
     expect(later?.status).toBe(201);
   });
 
-  it('a busy pool does not starve the renewals: the app\'s requests hold every connection past a whole lease, the holder keeps its key', async () => {
+  it("a busy pool does not starve the renewals: the app's requests hold every connection past a whole lease, the holder keeps its key", async () => {
     const caller = newCaller();
     const key = newKey();
     const holder = send(`${b.url}/renewal/lease-held`, { key, caller, body: {} });
     await entered(caller);
     const busyCaller = newCaller();
-    const busy = Array.from({ length: 24 }, () => send(`${b.url}/lab/held-write`, { key: newKey(), caller: busyCaller, body: {} }));
+    const busy = Array.from({ length: 24 }, () =>
+      send(`${b.url}/lab/held-write`, { key: newKey(), caller: busyCaller, body: {} }),
+    );
     await handlerBackends(20); // every connection of B's pool is held
     await sleep(3_300); // a whole lease (3 s) with B's pool busy
     const duplicate = await send(`${a.url}/renewal/lease-held`, { key, caller, body: {} });
@@ -171,7 +191,11 @@ describe('lease renewals over dying connections (express)', () => {
     const first = await holder;
     release(busyCaller);
     await Promise.all(busy);
-    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
+    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({
+      duplicate: 409,
+      first: 201,
+      runs: 1,
+    });
   });
 
   it('a reservation that gets no connection within a third of the lease: 503, nothing reserved, the connection it waited for not kept', async () => {
@@ -179,17 +203,25 @@ describe('lease renewals over dying connections (express)', () => {
     let closed = false;
     try {
       const busyCaller = newCaller();
-      const busy = Array.from({ length: 20 }, () => send(`${lab.url}/lab/held-write`, { key: newKey(), caller: busyCaller, body: {} }));
+      const busy = Array.from({ length: 20 }, () =>
+        send(`${lab.url}/lab/held-write`, { key: newKey(), caller: busyCaller, body: {} }),
+      );
       // Every pool connection is taken: 20 handlers sit in their transactions after their write.
       await handlerBackends(20);
       const caller = newCaller();
-      const refused = await Promise.all(Array.from({ length: 5 }, () => send(`${lab.url}/lab/lease-held-write`, { key: newKey(), caller, body: {} })));
+      const refused = await Promise.all(
+        Array.from({ length: 5 }, () => send(`${lab.url}/lab/lease-held-write`, { key: newKey(), caller, body: {} })),
+      );
       expect(refused.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503]);
       release(busyCaller);
       await Promise.all(busy);
       await sleep(300);
       expect(await sql('SELECT key FROM idempotency_keys WHERE caller = $1', [caller])).toEqual([]);
-      const later = await Promise.all(Array.from({ length: 20 }, () => send(`${lab.url}/lab/scoped`, { key: newKey(), caller: newCaller(), body: {} })));
+      const later = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          send(`${lab.url}/lab/scoped`, { key: newKey(), caller: newCaller(), body: {} }),
+        ),
+      );
       expect(later.every((answer) => answer.status === 201)).toBe(true);
       const closing = lab.close().then(() => (closed = true));
       await Promise.race([closing, sleep(5_000)]);
@@ -217,6 +249,10 @@ describe('lease renewals over dying connections (express)', () => {
     const duplicate = await send(`${b.url}/renewal/lease-held`, { key, caller, body: {} });
     release(caller);
     const first = await holder;
-    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
+    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({
+      duplicate: 409,
+      first: 201,
+      runs: 1,
+    });
   });
 });

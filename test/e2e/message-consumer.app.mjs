@@ -36,7 +36,15 @@ import pg from 'pg';
 import { ClsPluginTransactional, TransactionHost } from '@nestjs-cls/transactional';
 import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
-import { IdempotencyEvents, IdempotencyModule, IdempotencyService, IdempotencyTransaction, IdempotentMessage, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
+import {
+  IdempotencyEvents,
+  IdempotencyModule,
+  IdempotencyService,
+  IdempotencyTransaction,
+  IdempotentMessage,
+  IdempotentMessages,
+  rmqDelivery,
+} from 'nestjs-pg-idempotency';
 import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { JetStreamServer } from 'nestjs-pg-idempotency/jetstream';
@@ -48,7 +56,11 @@ const transport = env.TRANSPORT ?? 'rmq';
 const host = env.HOST ?? 'drizzle';
 const RABBITMQ = env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const NATS = env.NATS_URL ?? 'nats://127.0.0.1:4222';
-const options = { maxAttempts: Number(env.MAX_ATTEMPTS ?? 3), retryDelay: Number(env.RETRY_DELAY_MS ?? 100), ...(env.MODE ? { mode: env.MODE } : {}) };
+const options = {
+  maxAttempts: Number(env.MAX_ATTEMPTS ?? 3),
+  retryDelay: Number(env.RETRY_DELAY_MS ?? 100),
+  ...(env.MODE ? { mode: env.MODE } : {}),
+};
 /** Prefixes the patterns (JetStream subjects: each test run's stream has subjects of its own). */
 const PREFIX = env.PATTERN_PREFIX ?? '';
 /** Deliveries whose outcome, once committed, this process dies on before it acks. */
@@ -58,16 +70,27 @@ const killAfterCommit = new Set();
 async function hostOf(name) {
   if (name === 'typeorm' || name === 'cls') {
     const dataSource = await new DataSource({ type: 'postgres', url: env.DATABASE_URL, poolSize: 10 }).initialize();
-    const insert = (query, data) => query('INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3)', [data.caller, data.amount, 'EUR']);
+    const insert = (query, data) =>
+      query('INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3)', [data.caller, data.amount, 'EUR']);
     if (name === 'typeorm') {
-      return { imports: [IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })], pay: (app, data) => insert((...args) => app.get(IdempotencyTransaction).manager.query(...args), data) };
+      return {
+        imports: [IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })],
+        pay: (app, data) => insert((...args) => app.get(IdempotencyTransaction).manager.query(...args), data),
+      };
     }
     class DataSourceModule {}
     Module({ providers: [{ provide: DataSource, useValue: dataSource }], exports: [DataSource] })(DataSourceModule);
     Global()(DataSourceModule);
-    const plugin = new ClsPluginTransactional({ imports: [DataSourceModule], adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) });
+    const plugin = new ClsPluginTransactional({
+      imports: [DataSourceModule],
+      adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: DataSource }),
+    });
     return {
-      imports: [DataSourceModule, ClsModule.forRoot({ global: true, plugins: [plugin] }), IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })],
+      imports: [
+        DataSourceModule,
+        ClsModule.forRoot({ global: true, plugins: [plugin] }),
+        IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 }),
+      ],
       pay: (app, data) => {
         const txHost = app.get(TransactionHost);
         return txHost.withTransaction(() => insert((...args) => txHost.tx.query(...args), data));
@@ -78,9 +101,15 @@ async function hostOf(name) {
   if (name === 'prisma' || name === 'cls-prisma') {
     const { PrismaClient } = await import('../../dist/esm/demo/prisma/generated/client.js');
     const payment = (data) => ({ data: { caller: data.caller, amount: data.amount, currency: 'EUR' } });
-    const prisma = [IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })), IdempotencyModule.forRoot({ pool, sweepInterval: 0 })];
-    if (name === 'prisma') return { imports: prisma, pay: (app, data) => app.get(IdempotentPrisma).client.payment.create(payment(data)) };
-    const plugin = new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }) });
+    const prisma = [
+      IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })),
+      IdempotencyModule.forRoot({ pool, sweepInterval: 0 }),
+    ];
+    if (name === 'prisma')
+      return { imports: prisma, pay: (app, data) => app.get(IdempotentPrisma).client.payment.create(payment(data)) };
+    const plugin = new ClsPluginTransactional({
+      adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }),
+    });
     return {
       imports: [...prisma, ClsModule.forRoot({ global: true, plugins: [plugin] })],
       pay: (app, data) => {
@@ -92,7 +121,10 @@ async function hostOf(name) {
   const db = new IdempotentDrizzle(drizzle({ client: pool }));
   return {
     imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })],
-    pay: (_app, data) => db.db.execute(sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`),
+    pay: (_app, data) =>
+      db.db.execute(
+        sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`,
+      ),
   };
 }
 const chosen = await hostOf(host);
@@ -123,8 +155,18 @@ class MessagesController {
   }
 }
 Controller()(MessagesController);
-decorate(MessagesController, 'created', [EventPattern(`${PREFIX}payment.created`), IdempotentMessage(options)], [Payload(), Ctx()]);
-decorate(MessagesController, 'quote', [MessagePattern(`${PREFIX}payment.quote`), IdempotentMessage(options)], [Payload()]);
+decorate(
+  MessagesController,
+  'created',
+  [EventPattern(`${PREFIX}payment.created`), IdempotentMessage(options)],
+  [Payload(), Ctx()],
+);
+decorate(
+  MessagesController,
+  'quote',
+  [MessagePattern(`${PREFIX}payment.quote`), IdempotentMessage(options)],
+  [Payload()],
+);
 
 const counts = {};
 /** The payment.created handlers running now, and the most that ran at once. */
@@ -144,12 +186,14 @@ decorate(StatsController, 'running', [Get('running')], []);
 
 class CallsController {
   async call(key, data) {
-    const outcome = await app.get(IdempotencyService).run({ scope: 'payment.call', key, caller: data.caller, payload: { amount: data.amount } }, async () => {
-      await pay(data);
-      if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
-      if (data.poison) throw new Error(`poison call ${data.amount}`);
-      return { paid: data.amount };
-    });
+    const outcome = await app
+      .get(IdempotencyService)
+      .run({ scope: 'payment.call', key, caller: data.caller, payload: { amount: data.amount } }, async () => {
+        await pay(data);
+        if (data.holdMs) await new Promise((resolve) => setTimeout(resolve, data.holdMs));
+        if (data.poison) throw new Error(`poison call ${data.amount}`);
+        return { paid: data.amount };
+      });
     return { kind: outcome.kind, value: outcome.value };
   }
 }
@@ -166,19 +210,36 @@ app.get(IdempotencyEvents).subscribe((event) => {
   // The outcome is committed; the ack has not been sent yet.
   if (event.type === 'executed' && killAfterCommit.size > 0) process.kill(process.pid, 'SIGKILL');
 });
-const queueOptions = { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.QUEUE}.dead` } };
+const queueOptions = {
+  durable: true,
+  arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.QUEUE}.dead` },
+};
 if (transport !== 'none') {
   app.connectMicroservice(
     transport === 'rmq'
-      ? { transport: Transport.RMQ, options: { urls: [RABBITMQ], queue: env.QUEUE, noAck: false, prefetchCount: 16, queueOptions } }
-      : { strategy: new JetStreamServer({ servers: NATS, stream: env.STREAM, durable: env.DURABLE, ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000), maxInFlight: Number(env.MAX_IN_FLIGHT ?? 16) }) },
+      ? {
+          transport: Transport.RMQ,
+          options: { urls: [RABBITMQ], queue: env.QUEUE, noAck: false, prefetchCount: 16, queueOptions },
+        }
+      : {
+          strategy: new JetStreamServer({
+            servers: NATS,
+            stream: env.STREAM,
+            durable: env.DURABLE,
+            ackWaitMs: Number(env.ACK_WAIT_MS ?? 30_000),
+            maxInFlight: Number(env.MAX_IN_FLIGHT ?? 16),
+          }),
+        },
   );
   await app.startAllMicroservices();
 }
 if (transport === 'rmq' && env.MANUAL_QUEUE) {
   const connection = await amqplib.connect(RABBITMQ);
   const channel = await connection.createConfirmChannel();
-  await channel.assertQueue(env.MANUAL_QUEUE, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.MANUAL_QUEUE}.dead` } });
+  await channel.assertQueue(env.MANUAL_QUEUE, {
+    durable: true,
+    arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.MANUAL_QUEUE}.dead` },
+  });
   await channel.prefetch(16);
   const messages = app.get(IdempotentMessages);
   const manual = { ...options, name: 'ManualConsumer.payment' };

@@ -16,47 +16,55 @@ async function publishedThreeTimes(setup: ReturnType<typeof rmqConsumers>): Prom
   const [caller, id] = [newCaller(), randomUUID()];
   for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
     setup.queue().publish('payment.created', { caller, amount: 10 }, id);
-    await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+    await waitFor(
+      'the delivery to be answered',
+      async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered),
+    );
   }
   expect(await amounts(caller)).toEqual([10]);
   await consumer.stop();
   expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
 }
 
-describe.each(['typeorm', 'cls', 'prisma'] as const)('messages on the %s host (RabbitMQ, @IdempotentMessage())', (host) => {
-  const setup = rmqConsumers({ HOST: host });
+describe.each(['typeorm', 'cls', 'prisma'] as const)(
+  'messages on the %s host (RabbitMQ, @IdempotentMessage())',
+  (host) => {
+    const setup = rmqConsumers({ HOST: host });
 
-  it('a message published three times has one effect: run once, each duplicate acked without running', () => publishedThreeTimes(setup));
+    it('a message published three times has one effect: run once, each duplicate acked without running', () =>
+      publishedThreeTimes(setup));
 
-  it("a handler that writes then throws leaves no rows: each attempt's write rolls back with the key, then the message is dead-lettered", async () => {
-    const consumer = await setup.started();
-    const caller = newCaller();
-    setup.queue().publish('payment.created', { caller, amount: 99, poison: true }, randomUUID());
-    setup.queue().publish('payment.created', { caller, amount: 1 }, randomUUID());
-    await waitFor('the poison message to be dead-lettered', async () => (await setup.queue().counts()).dead === 1);
-    await waitFor('the other to run', async () => ((await stats(consumer)).executed ?? 0) === 1);
-    expect(await amounts(caller)).toEqual([1]);
-    expect(await stats(consumer)).toEqual({ executed: 1, released: 2, 'dead-lettered': 1 });
-  });
+    it("a handler that writes then throws leaves no rows: each attempt's write rolls back with the key, then the message is dead-lettered", async () => {
+      const consumer = await setup.started();
+      const caller = newCaller();
+      setup.queue().publish('payment.created', { caller, amount: 99, poison: true }, randomUUID());
+      setup.queue().publish('payment.created', { caller, amount: 1 }, randomUUID());
+      await waitFor('the poison message to be dead-lettered', async () => (await setup.queue().counts()).dead === 1);
+      await waitFor('the other to run', async () => ((await stats(consumer)).executed ?? 0) === 1);
+      expect(await amounts(caller)).toEqual([1]);
+      expect(await stats(consumer)).toEqual({ executed: 1, released: 2, 'dead-lettered': 1 });
+    });
 
-  it('a consumer SIGKILLed before its commit leaves nothing: the redelivery runs it once', async () => {
-    const victim = await setup.started();
-    const [caller, id] = [newCaller(), randomUUID()];
-    setup.queue().publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
-    await waitFor('the consumer to die before its commit', async () => gone(victim));
-    expect(await amounts(caller)).toEqual([]);
-    const next = await setup.started({ SURVIVES: '1' });
-    await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
-    expect(await amounts(caller)).toEqual([12]);
-    await next.stop();
-    expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
-  });
-});
+    it('a consumer SIGKILLed before its commit leaves nothing: the redelivery runs it once', async () => {
+      const victim = await setup.started();
+      const [caller, id] = [newCaller(), randomUUID()];
+      setup.queue().publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
+      await waitFor('the consumer to die before its commit', async () => gone(victim));
+      expect(await amounts(caller)).toEqual([]);
+      const next = await setup.started({ SURVIVES: '1' });
+      await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
+      expect(await amounts(caller)).toEqual([12]);
+      await next.stop();
+      expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
+    });
+  },
+);
 
 describe('messages in lease mode (RabbitMQ, @IdempotentMessage({ mode: "lease" }), Drizzle)', () => {
   const setup = rmqConsumers({ MODE: 'lease' });
 
-  it('a message published three times has one effect: run once, each duplicate acked without running', () => publishedThreeTimes(setup));
+  it('a message published three times has one effect: run once, each duplicate acked without running', () =>
+    publishedThreeTimes(setup));
 
   it("a failing handler's writes are its own (outside the key's transaction): each attempt's stays, the key is released, and after its attempts the message is dead-lettered", async () => {
     const consumer = await setup.started();

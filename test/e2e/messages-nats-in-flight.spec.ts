@@ -24,7 +24,8 @@ describe('JetStreamServer: maxInFlight bounds what a process holds of each patte
 
   it(`a backlog of ${BACKLOG} with maxInFlight ${MAX_IN_FLIGHT}: at most ${MAX_IN_FLIGHT} handlers at once, no more messages than that unacknowledged, each message run once`, async () => {
     const caller = newCaller();
-    for (let amount = 1; amount <= BACKLOG; amount++) await stream.publish('payment.created', { caller, amount, holdMs: 20 }, randomUUID());
+    for (let amount = 1; amount <= BACKLOG; amount++)
+      await stream.publish('payment.created', { caller, amount, holdMs: 20 }, randomUUID());
     consumer = await startAppProcess(CONSUMER_APP, {
       TRANSPORT: 'nats',
       STREAM: stream.name,

@@ -5,7 +5,6 @@ import { DUPLICATE_WINDOW_MS, type TestStream, testStream } from '../support/jet
 import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 
-
 /** Past the stream's duplicate window: JetStream takes the same id again, as after a publisher's timeout. */
 const pastDuplicateWindow = () => sleep(DUPLICATE_WINDOW_MS + 100);
 
@@ -32,13 +31,16 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     return consumer;
   };
 
-  it('a message published three times (past the stream\'s duplicate window) has one effect: the first run and acked after its commit, each duplicate acked without running', async () => {
+  it("a message published three times (past the stream's duplicate window) has one effect: the first run and acked after its commit, each duplicate acked without running", async () => {
     const consumer = await started();
     const [caller, id] = [newCaller(), randomUUID()];
     for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
       await pastDuplicateWindow();
       await stream.publish('payment.created', { caller, amount: 10 }, id);
-      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+      await waitFor(
+        'the delivery to be answered',
+        async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered),
+      );
     }
     expect(await amounts(caller)).toEqual([10]);
     await waitFor('every delivery acked', async () => (await stream.pending()) === 0);
@@ -62,7 +64,10 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     const [caller, id] = [newCaller(), randomUUID()];
     await stream.publish('payment.created', { caller, amount: 12, kill: 'before-commit' }, id);
     await waitFor('the consumer to die before its commit', async () => gone(victim));
-    expect({ signal: victim.child.signalCode, output: victim.output() }).toEqual({ signal: 'SIGKILL', output: expect.any(String) });
+    expect({ signal: victim.child.signalCode, output: victim.output() }).toEqual({
+      signal: 'SIGKILL',
+      output: expect.any(String),
+    });
     expect(await amounts(caller)).toEqual([]);
     const next = await started({ SURVIVES: '1' });
     await waitFor('the redelivery to run', async () => ((await stats(next)).executed ?? 0) === 1);
@@ -75,7 +80,8 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     const caller = newCaller();
     const poison = randomUUID();
     await stream.publish('payment.created', { caller, amount: 99, poison: true }, poison);
-    for (let amount = 1; amount <= 5; amount++) await stream.publish('payment.created', { caller, amount }, randomUUID());
+    for (let amount = 1; amount <= 5; amount++)
+      await stream.publish('payment.created', { caller, amount }, randomUUID());
     await waitFor('the poison message to be dead-lettered and the others run', async () => {
       const counted = await stats(consumer);
       return counted['dead-lettered'] === 1 && counted.executed === 5;
@@ -95,8 +101,12 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     const caller = newCaller();
     await stream.publish('payment.quote', { caller, amount: 97, poison: true }, randomUUID());
     // One process writes the server's log lines in order: once the last attempt's is in, so is any before it.
-    await waitFor('the last attempt to fail in the server', async () => /payment\.quote: delivery 3 failed/.test(consumer.output()));
-    expect(consumer.output().match(/payment\.quote: delivery \d+ failed/g)).toEqual(['payment.quote: delivery 3 failed']);
+    await waitFor('the last attempt to fail in the server', async () =>
+      /payment\.quote: delivery 3 failed/.test(consumer.output()),
+    );
+    expect(consumer.output().match(/payment\.quote: delivery \d+ failed/g)).toEqual([
+      'payment.quote: delivery 3 failed',
+    ]);
     expect(await stats(consumer)).toEqual({ released: 2, 'dead-lettered': 1 });
     expect(await amounts(caller)).toEqual([]);
     await waitFor('every delivery settled', async () => (await stream.pending()) === 0);
@@ -111,7 +121,9 @@ describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', (
     await waitFor('all three to be counted', async () => (await stats(consumer)).malformed === 3);
     const output = consumer.output();
     expect(output).toMatch(/a malformed nats message was dead-lettered: the message has no key/);
-    expect(output).toMatch(/a malformed nats message was dead-lettered: the message's key is longer than 255 characters/);
+    expect(output).toMatch(
+      /a malformed nats message was dead-lettered: the message's key is longer than 255 characters/,
+    );
     expect(output).toMatch(/a malformed nats message was dead-lettered: the message body is not JSON/);
     expect(await amounts(caller)).toEqual([]);
     await waitFor('every delivery settled', async () => (await stream.pending()) === 0);

@@ -17,7 +17,10 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     const [caller, id] = [newCaller(), randomUUID()];
     for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
       queue.publish('payment.created', { caller, amount: 10 }, id);
-      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+      await waitFor(
+        'the delivery to be answered',
+        async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered),
+      );
     }
     expect(await amounts(caller)).toEqual([10]);
     await consumer.stop();
@@ -64,12 +67,20 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     try {
       const [caller, id] = [newCaller(), randomUUID()];
       replies.request({ caller, amount: 21 }, id, 'first');
-      await until(async () => (await waitingOnTable('payments')) === 1, 'the first to hold its key, waiting at its write');
+      await until(
+        async () => (await waitingOnTable('payments')) === 1,
+        'the first to hold its key, waiting at its write',
+      );
       replies.request({ caller, amount: 21 }, id, 'duplicate');
-      await waitFor('the duplicate to meet the key held twice (requeued each time)', async () => ((await stats(consumer))['in-progress'] ?? 0) >= 2);
+      await waitFor(
+        'the duplicate to meet the key held twice (requeued each time)',
+        async () => ((await stats(consumer))['in-progress'] ?? 0) >= 2,
+      );
       await locker.query('COMMIT');
       // One channel publishes every reply, in order: once each final reply is in, so is any before it.
-      await waitFor('the final replies', async () => ['first', 'duplicate'].every((to) => replies.to(to).some((reply) => 'response' in reply)));
+      await waitFor('the final replies', async () =>
+        ['first', 'duplicate'].every((to) => replies.to(to).some((reply) => 'response' in reply)),
+      );
       expect(replies.to('first')).toEqual([{ to: 'first', response: { quote: 42 }, isDisposed: true }]);
       expect(replies.to('duplicate')).toEqual([{ to: 'duplicate', response: { quote: 42 }, isDisposed: true }]);
       expect(await amounts(caller)).toEqual([21]);
@@ -92,7 +103,9 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
       await waitFor('its error', async () => replies.to('poison').length > 0);
       expect(await stats(consumer)).toEqual({ released: 2, 'dead-lettered': 1 });
       await consumer.stop();
-      expect(replies.to('poison')).toEqual([{ to: 'poison', err: { status: 'error', message: 'Internal server error' }, isDisposed: true }]);
+      expect(replies.to('poison')).toEqual([
+        { to: 'poison', err: { status: 'error', message: 'Internal server error' }, isDisposed: true },
+      ]);
       expect(await amounts(caller)).toEqual([]);
     } finally {
       await replies.close();
@@ -131,8 +144,14 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     const [caller, id] = [newCaller(), randomUUID()];
     queue.publish('payment.created', { caller, amount: 13, holdMs: 1_500 }, id);
     // The holder's transaction has written its payment and holds the key.
-    await waitFor('a consumer to hold the key', async () =>
-      (await sql(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`)).length === 1,
+    await waitFor(
+      'a consumer to hold the key',
+      async () =>
+        (
+          await sql(
+            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction' AND backend_xid IS NOT NULL`,
+          )
+        ).length === 1,
     );
     queue.publish('payment.created', { caller, amount: 13, holdMs: 1_500 }, id);
     await waitFor('the duplicate to be answered', async () => {
@@ -153,7 +172,10 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     await waitFor('the others to run', async () => ((await stats(consumer)).executed ?? 0) === 5);
     expect(await amounts(caller)).toEqual([1, 2, 3, 4, 5]);
     const [dead] = await queue.takeDead();
-    expect(JSON.parse(dead.content.toString())).toEqual({ pattern: 'payment.created', data: { caller, amount: 99, poison: true } });
+    expect(JSON.parse(dead.content.toString())).toEqual({
+      pattern: 'payment.created',
+      data: { caller, amount: 99, poison: true },
+    });
     expect(await stats(consumer)).toEqual({ executed: 5, released: 2, 'dead-lettered': 1 });
     // Delivered again, it is acked without running: its key is recorded as failed.
     queue.publish('payment.created', { caller, amount: 99, poison: true }, dead.properties.messageId as string);
@@ -170,7 +192,9 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     queue.publish('payment.created', { caller, amount: 15 }, id);
     await waitFor('the other payload to be dead-lettered', async () => (await queue.counts()).dead === 1);
     expect(await stats(consumer)).toEqual({ executed: 1, mismatch: 1 });
-    expect(consumer.output()).toMatch(/MessagesController\.created: a rmq message came with a key already used for another payload/);
+    expect(consumer.output()).toMatch(
+      /MessagesController\.created: a rmq message came with a key already used for another payload/,
+    );
     expect(await amounts(caller)).toEqual([14]);
   });
 
@@ -181,7 +205,9 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
     queue.publish('payment.created', { caller, amount: 1 });
     await waitFor('it to be dead-lettered', async () => (await queue.counts()).dead === 1);
     expect(await stats(consumer)).toEqual({ malformed: 1 });
-    expect(consumer.output()).toMatch(/MessagesController\.created: a malformed rmq message was dead-lettered: the message has no key/);
+    expect(consumer.output()).toMatch(
+      /MessagesController\.created: a malformed rmq message was dead-lettered: the message has no key/,
+    );
     expect(await amounts(caller)).toEqual([]);
   });
 });
@@ -192,7 +218,12 @@ describe('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentM
   let consumer: DemoProcess;
   beforeAll(async () => {
     [queue, manual] = [await testQueue(), await testQueue('idempotency-manual')];
-    consumer = await startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', MANUAL_QUEUE: manual.name });
+    consumer = await startAppProcess(CONSUMER_APP, {
+      TRANSPORT: 'rmq',
+      QUEUE: queue.name,
+      MAX_ATTEMPTS: '3',
+      MANUAL_QUEUE: manual.name,
+    });
   });
   afterAll(async () => {
     await consumer?.kill();
@@ -204,12 +235,17 @@ describe('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentM
     const [caller, id] = [newCaller(), randomUUID()];
     for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
       manual.publish('ignored', undefined, id, Buffer.from(JSON.stringify({ caller, amount: 7 })));
-      await waitFor('the delivery to be answered', async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered));
+      await waitFor(
+        'the delivery to be answered',
+        async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered),
+      );
     }
     manual.publish('ignored', undefined, randomUUID(), Buffer.from('{"caller": not json'));
     await waitFor('the malformed one to be dead-lettered', async () => (await stats(consumer)).malformed === 1);
     expect(await amounts(caller)).toEqual([7]);
     expect(await manual.counts()).toEqual({ ready: 0, dead: 1 });
-    expect(consumer.output()).toMatch(/ManualConsumer\.payment: a malformed rmq message was dead-lettered: the message body is not JSON/);
+    expect(consumer.output()).toMatch(
+      /ManualConsumer\.payment: a malformed rmq message was dead-lettered: the message body is not JSON/,
+    );
   });
 });

@@ -42,7 +42,8 @@ describe('consumers take no message before the module is ready, in whatever orde
 
     it(`a backlog of ${BACKLOG} waiting at startup: each message runs once, and no delivery fails`, async () => {
       const caller = newCaller();
-      for (const amount of amountsUpTo(BACKLOG)) await stream.publish('payment.created', { caller, amount }, randomUUID());
+      for (const amount of amountsUpTo(BACKLOG))
+        await stream.publish('payment.created', { caller, amount }, randomUUID());
       consumer = await startAppProcess(CONSUMER_APP, {
         TRANSPORT: 'nats',
         HOST: 'typeorm',

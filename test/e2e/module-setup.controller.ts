@@ -16,7 +16,9 @@ export class ModuleSetupController {
     @Req() request: AuthenticatedRequest,
     @Body() body: { fail?: boolean },
   ): Promise<Payment> {
-    const payment = await manager.save(manager.create(Payment, { caller: request.user.id, amount: 5, currency: 'EUR' }));
+    const payment = await manager.save(
+      manager.create(Payment, { caller: request.user.id, amount: 5, currency: 'EUR' }),
+    );
     if (body.fail) throw new Error('failed after writing through the injected manager');
     return payment;
   }

@@ -39,12 +39,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 
-  describe('the handler\'s transaction', () => {
+  describe("the handler's transaction", () => {
     let lab: RunningApp;
     beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, ModuleSetupController] })));
     afterAll(() => lab.close());
 
-    it('@IdempotencyManager() injects the key\'s EntityManager: a failure undoes its writes', async () => {
+    it("@IdempotencyManager() injects the key's EntityManager: a failure undoes its writes", async () => {
       const caller = newCaller();
       const failed = await send(`${lab.url}/lab/manager`, { key: newKey(), caller, body: { fail: true } });
       expect(failed.status).toBe(500);
@@ -82,10 +82,14 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(first.status).toBe(201);
       expect(infinite.status).toBe(422);
       const otherKey = newKey();
-      expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":1e999}' })).status).toBe(201);
+      expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":1e999}' })).status).toBe(
+        201,
+      );
       const again = await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":2e999}' });
       expect(again.headers['idempotent-replayed']).toBe('true');
-      expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":-1e999}' })).status).toBe(422);
+      expect((await send(`${lab.url}/lab/narrow`, { key: otherKey, caller, raw: '{"amount":-1e999}' })).status).toBe(
+        422,
+      );
     });
   });
 });
@@ -117,13 +121,17 @@ describe('configuration errors at bootstrap', () => {
   });
 
   it('an invalid module option is an IdempotencyConfigurationError naming the module options', async () => {
-    const error = await boot(() => IdempotencyModule.forRoot({ sweepInterval: 0, ttl: '1 hour' as unknown as '1h' })).catch((e: unknown) => e);
+    const error = await boot(() =>
+      IdempotencyModule.forRoot({ sweepInterval: 0, ttl: '1 hour' as unknown as '1h' }),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(IdempotencyConfigurationError);
     expect((error as Error).message).toMatch(/IdempotencyModule options: option "ttl"/);
   });
 
   it('an invalid route option is an IdempotencyConfigurationError naming the route', async () => {
-    const error = await boot(() => IdempotencyModule.forRoot({ sweepInterval: 0 }), [BadRouteController]).catch((e: unknown) => e);
+    const error = await boot(() => IdempotencyModule.forRoot({ sweepInterval: 0 }), [BadRouteController]).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(IdempotencyConfigurationError);
     expect((error as Error).message).toMatch(/@Idempotent\(\) on BadRouteController\.create: option "ttl"/);
   });

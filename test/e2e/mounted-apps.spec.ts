@@ -67,7 +67,10 @@ describe('Express apps mounted under a path by an outer app', () => {
     const v2 = await send(`${url}/v2/orders`, { key, caller: null, body: {}, headers });
     expect([v1.json, v2.json]).toEqual([{ apiVersion: 'v1' }, { apiVersion: 'v2' }]);
     expect(v2.headers['idempotent-replayed']).toBeUndefined();
-    const rows = await sql<{ endpoint: string }>('SELECT endpoint FROM idempotency_keys WHERE caller = $1 ORDER BY endpoint', [caller]);
+    const rows = await sql<{ endpoint: string }>(
+      'SELECT endpoint FROM idempotency_keys WHERE caller = $1 ORDER BY endpoint',
+      [caller],
+    );
     expect(rows.map((row) => row.endpoint)).toEqual(['POST /v1/orders', 'POST /v2/orders']);
     const replay = await send(`${url}/v2/orders`, { key, caller: null, body: {}, headers });
     expect([replay.headers['idempotent-replayed'], replay.json]).toEqual(['true', { apiVersion: 'v2' }]);

@@ -5,8 +5,16 @@ import { HybridController, MessageHandlerController, PaymentsResolver } from './
 describe('@Idempotent() on a handler that is not an HTTP route fails the bootstrap', () => {
   it.each([
     ['a @MessagePattern() handler', { controllers: [MessageHandlerController] }, 'MessageHandlerController.create'],
-    ['an @EventPattern() handler in an @Idempotent() class', { controllers: [HybridController] }, 'HybridController.settled'],
-    ["a provider's method (a GraphQL resolver's mutation)", { providers: [PaymentsResolver] }, 'PaymentsResolver.createPayment'],
+    [
+      'an @EventPattern() handler in an @Idempotent() class',
+      { controllers: [HybridController] },
+      'HybridController.settled',
+    ],
+    [
+      "a provider's method (a GraphQL resolver's mutation)",
+      { providers: [PaymentsResolver] },
+      'PaymentsResolver.createPayment',
+    ],
   ])('%s: a NotAnHttpRouteError naming it', async (_case, setup, handler) => {
     const failure = await bootstrapFailure(startLab({}, setup));
     expect(failure).toBeInstanceOf(NotAnHttpRouteError);

@@ -28,7 +28,10 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
   beforeAll(async () => {
     lab = await startLab(
       { metrics: { registry }, sweepBatchSize: 100 },
-      { controllers: [LabController, FailurePolicyController, ResponseSizeController], configure: (app) => app.useLogger(logger) },
+      {
+        controllers: [LabController, FailurePolicyController, ResponseSizeController],
+        configure: (app) => app.useLogger(logger),
+      },
     );
     lab.app.get(IdempotencyEvents).subscribe((event) => events.push(event));
   });
@@ -76,7 +79,9 @@ describe.each(HTTP_PLATFORMS)('observability on %s', (platform) => {
     const text = await registry.metrics();
     expect(text).toMatch(/idempotency_requests_total\{handler="LabController.twin",outcome="executed"\} [1-9]/);
     expect(text).toMatch(/idempotency_requests_total\{handler="LabController.twin",outcome="replayed"\} [1-9]/);
-    expect(text).toMatch(/idempotency_handler_duration_seconds_count\{handler="LabController.twin",outcome="executed"\} [1-9]/);
+    expect(text).toMatch(
+      /idempotency_handler_duration_seconds_count\{handler="LabController.twin",outcome="executed"\} [1-9]/,
+    );
   });
 
   it('counts swept rows, in an event and a counter', async () => {

@@ -73,13 +73,16 @@ class LintedController {
   }
 }
 
-async function lint(document: object, ruleset: object = SEED_RULESET): Promise<Array<{ code: string | number; severity: number; path: (string | number)[] }>> {
+async function lint(
+  document: object,
+  ruleset: object = SEED_RULESET,
+): Promise<Array<{ code: string | number; severity: number; path: (string | number)[] }>> {
   const spectral = new Spectral();
   spectral.setRuleset(ruleset as never);
   return spectral.run(new Document(JSON.stringify(document), Json));
 }
 
-describe('the OpenAPI document @ApiIdempotent() produces, linted with the seed\'s Spectral rules', () => {
+describe("the OpenAPI document @ApiIdempotent() produces, linted with the seed's Spectral rules", () => {
   let lab: RunningApp;
   let document: { paths: Record<string, unknown> } & Record<string, unknown>;
   beforeAll(async () => {
@@ -103,35 +106,45 @@ describe('the OpenAPI document @ApiIdempotent() produces, linted with the seed\'
   });
 });
 
-describe.each(PLATFORMS_AND_DEMO_HOSTS)('the demo\'s OpenAPI document (GET /openapi.json, createIdempotentDocument), on %s with %s', (platform, host) => {
-  const { startDemo } = appsOn(platform, host);
-  let demo: RunningApp;
-  let document: any;
-  beforeAll(async () => {
-    demo = await startDemo();
-    const answer = await send(`${demo.url}/openapi.json`, { method: 'GET' });
-    expect(answer.status).toBe(200);
-    document = answer.json;
-  });
-  afterAll(() => demo.close());
+describe.each(PLATFORMS_AND_DEMO_HOSTS)(
+  "the demo's OpenAPI document (GET /openapi.json, createIdempotentDocument), on %s with %s",
+  (platform, host) => {
+    const { startDemo } = appsOn(platform, host);
+    let demo: RunningApp;
+    let document: any;
+    beforeAll(async () => {
+      demo = await startDemo();
+      const answer = await send(`${demo.url}/openapi.json`, { method: 'GET' });
+      expect(answer.status).toBe(200);
+      document = answer.json;
+    });
+    afterAll(() => demo.close());
 
-  it('passes the seed\'s Spectral rules and the replay-header rule with no error and no warning, with no second decorator on a route', async () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/payments', '/payments/{paymentId}/refunds']);
-    expect(await lint(document, MODULE_RULESET)).toEqual([]);
-  });
+    it("passes the seed's Spectral rules and the replay-header rule with no error and no warning, with no second decorator on a route", async () => {
+      expect(Object.keys(document.paths).sort()).toEqual(['/payments', '/payments/{paymentId}/refunds']);
+      expect(await lint(document, MODULE_RULESET)).toEqual([]);
+    });
 
-  it('documents the key header, the module\'s problems and the replay header on both idempotent routes, and nothing on the GETs', () => {
-    for (const path of ['/payments', '/payments/{paymentId}/refunds']) {
-      const operation = document.paths[path].post;
-      expect(operation.parameters).toContainEqual(expect.objectContaining({ in: 'header', name: 'Idempotency-Key', required: true }));
-      expect(Object.keys(operation.responses).sort()).toEqual(['201', '400', '409', '422', '503']);
-      expect(operation.responses['201'].headers['Idempotent-Replayed'].schema).toEqual({ type: 'string', enum: ['true'] });
-      expect(operation.responses['503'].content['application/problem+json'].schema.properties.type.enum).toEqual([
-        'urn:nestjs-pg-idempotency:store-unavailable',
-        'urn:nestjs-pg-idempotency:outcome-unreadable',
-      ]);
-      expect(operation['x-nestjs-pg-idempotency']).toBeUndefined();
-      expect(document.paths[path].get.parameters ?? []).not.toContainEqual(expect.objectContaining({ name: 'Idempotency-Key' }));
-    }
-  });
-});
+    it("documents the key header, the module's problems and the replay header on both idempotent routes, and nothing on the GETs", () => {
+      for (const path of ['/payments', '/payments/{paymentId}/refunds']) {
+        const operation = document.paths[path].post;
+        expect(operation.parameters).toContainEqual(
+          expect.objectContaining({ in: 'header', name: 'Idempotency-Key', required: true }),
+        );
+        expect(Object.keys(operation.responses).sort()).toEqual(['201', '400', '409', '422', '503']);
+        expect(operation.responses['201'].headers['Idempotent-Replayed'].schema).toEqual({
+          type: 'string',
+          enum: ['true'],
+        });
+        expect(operation.responses['503'].content['application/problem+json'].schema.properties.type.enum).toEqual([
+          'urn:nestjs-pg-idempotency:store-unavailable',
+          'urn:nestjs-pg-idempotency:outcome-unreadable',
+        ]);
+        expect(operation['x-nestjs-pg-idempotency']).toBeUndefined();
+        expect(document.paths[path].get.parameters ?? []).not.toContainEqual(
+          expect.objectContaining({ name: 'Idempotency-Key' }),
+        );
+      }
+    });
+  },
+);

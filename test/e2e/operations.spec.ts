@@ -30,7 +30,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startLab } = appsOn(platform);
 
   describe('the @nestjs/terminus health indicator', () => {
-    it('is up with the sweeper\'s lag; down when the oldest expired row waits longer than the bound; down when the store cannot be reached', async () => {
+    it("is up with the sweeper's lag; down when the oldest expired row waits longer than the bound; down when the store cannot be reached", async () => {
       const proxy = new PostgresProxy();
       await proxy.start(new URL(databaseUrl()));
       const lab = await throughProxy(proxy, () => startLab({}, { imports: [HealthModule], problemFilter: false }));
@@ -39,7 +39,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         await sql("DELETE FROM idempotency_keys WHERE expires_at <= now() - interval '30 seconds'");
         const up = await send(`${lab.url}/health`, { method: 'GET' });
         expect(up.status).toBe(200);
-        expect(up.json.details.idempotency).toMatchObject({ status: 'up', reachable: true, migrated: true, maxSweepLagMs: 60_000 });
+        expect(up.json.details.idempotency).toMatchObject({
+          status: 'up',
+          reachable: true,
+          migrated: true,
+          maxSweepLagMs: 60_000,
+        });
         const caller = newCaller();
         await sql(
           `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_body, expires_at)
@@ -76,23 +81,39 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const key = newKey();
       await send(`${lab.url}/payments`, { key, caller, body: validPayment });
       const [row] = await keys.lookup({ caller, key });
-      expect(row).toMatchObject({ endpoint: 'POST /payments', state: 'completed', status: 201, expired: false, lockedUntil: null });
+      expect(row).toMatchObject({
+        endpoint: 'POST /payments',
+        state: 'completed',
+        status: 201,
+        expired: false,
+        lockedUntil: null,
+      });
       expect(row!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
-      expect((await keys.counts()).find((count) => count.state === 'completed' && !count.expired)!.rows).toBeGreaterThanOrEqual(1);
+      expect(
+        (await keys.counts()).find((count) => count.state === 'completed' && !count.expired)!.rows,
+      ).toBeGreaterThanOrEqual(1);
       expect(await keys.expire({ caller, key })).toMatchObject({ expired: true });
       const again = await send(`${lab.url}/payments`, { key, caller, body: validPayment });
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBeUndefined();
-      await expect(keys.lookup({ caller, key: 'has a space' })).rejects.toThrow('a key is 1 to 255 printable ASCII characters');
+      await expect(keys.lookup({ caller, key: 'has a space' })).rejects.toThrow(
+        'a key is 1 to 255 printable ASCII characters',
+      );
       expect(await keys.lookup({ caller, key: newKey() })).toEqual([]);
     });
   });
 });
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
-  promisify(execFile)(process.execPath, ['dist/esm/operations/cli/main.js', ...args], { env: { ...process.env, ...env } }).then(
+  promisify(execFile)(process.execPath, ['dist/esm/operations/cli/main.js', ...args], {
+    env: { ...process.env, ...env },
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      stdout: error.stdout,
+      stderr: error.stderr,
+    }),
   );
 
 describe('npx nestjs-pg-idempotency keys (the CLI, spawned as a user runs it)', () => {
@@ -110,13 +131,15 @@ describe('npx nestjs-pg-idempotency keys (the CLI, spawned as a user runs it)', 
   });
   afterAll(() => lab.close());
 
-  it('get: a table of the key\'s rows, or --json; 3 for no such key', async () => {
+  it("get: a table of the key's rows, or --json; 3 for no such key", async () => {
     const table = await cli(['keys', 'get', '--caller', caller, '--key', key]);
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(/^ENDPOINT\s+STATE\s+STATUS\s+AGE\s+EXPIRES\s+FINGERPRINT\n-+/);
     expect(table.stdout).toMatch(/POST \/payments\s+completed\s+201\s/);
     const json = await cli(['keys', 'get', '--caller', caller, '--key', key, '--json']);
-    expect(JSON.parse(json.stdout)).toEqual([expect.objectContaining({ endpoint: 'POST /payments', state: 'completed', status: 201 })]);
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ endpoint: 'POST /payments', state: 'completed', status: 201 }),
+    ]);
     const missing = await cli(['keys', 'get', '--caller', caller, '--key', newKey()]);
     expect(missing.code).toBe(3);
     expect(missing.stderr).toContain('no row for key');

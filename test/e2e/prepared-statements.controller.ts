@@ -16,7 +16,10 @@ export class PreparedStatementsController {
 
   @Post('deallocated')
   @Idempotent()
-  async deallocated(@Req() request: AuthenticatedRequest, @Headers('x-deallocate') deallocate?: string): Promise<Payment> {
+  async deallocated(
+    @Req() request: AuthenticatedRequest,
+    @Headers('x-deallocate') deallocate?: string,
+  ): Promise<Payment> {
     const payment = await writePayment(this.tx, request);
     if (deallocate === '1') await this.tx.manager.query('DEALLOCATE ALL');
     return payment;

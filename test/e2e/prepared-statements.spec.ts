@@ -15,20 +15,33 @@ describe.each(HTTP_PLATFORMS)('prepared statements that vanish from a connection
     try {
       const caller = newCaller();
       const key = newKey();
-      const failed = await send(`${lab.url}/prepared-statements/deallocated`, { key, caller, body: {}, headers: { 'x-deallocate': '1' } });
+      const failed = await send(`${lab.url}/prepared-statements/deallocated`, {
+        key,
+        caller,
+        body: {},
+        headers: { 'x-deallocate': '1' },
+      });
       expect(failed.status).toBe(503);
       expect(failed.headers['retry-after']).toMatch(/^[1-9]\d*$/);
       expect(failed.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:store-unavailable', status: 503 });
       expect(await paymentCount(caller)).toBe(0);
       expect(await keyRows(caller)).toEqual([]);
-      const logged = error.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('recording an idempotent outcome failed'));
+      const logged = error.mock.calls
+        .map(([message]) => String(message))
+        .filter((message) => message.includes('recording an idempotent outcome failed'));
       expect(logged).toHaveLength(1);
-      expect(logged[0]).toMatch(/prepared statements vanished.*pooler in transaction mode \(PgBouncer\).*preparedStatements: false/);
+      expect(logged[0]).toMatch(
+        /prepared statements vanished.*pooler in transaction mode \(PgBouncer\).*preparedStatements: false/,
+      );
 
-      const sent = await sentQueries(() => send(`${lab.url}/prepared-statements/deallocated`, { key, caller, body: {} }));
+      const sent = await sentQueries(() =>
+        send(`${lab.url}/prepared-statements/deallocated`, { key, caller, body: {} }),
+      );
       expect(sent.some((text) => /\b(PREPARE|EXECUTE)\b/.test(text))).toBe(false);
       expect(await paymentCount(caller)).toBe(1);
-      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /prepared-statements/deallocated', state: 'completed', status: 201 }]);
+      expect(await keyRows(caller)).toEqual([
+        { key, endpoint: 'POST /prepared-statements/deallocated', state: 'completed', status: 201 },
+      ]);
     } finally {
       await lab.close();
     }

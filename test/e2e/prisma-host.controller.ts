@@ -1,4 +1,14 @@
-import { Body, Controller, Headers, HttpException, Injectable, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Headers,
+  HttpException,
+  Injectable,
+  InternalServerErrorException,
+  Post,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
 import { IsInt, IsPositive } from 'class-validator';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import type { PrismaClient } from '../../src/demo/prisma/generated/client.js';
@@ -69,7 +79,9 @@ export class PrismaScenarioController {
   @Idempotent()
   nested(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest) {
     return this.prisma.client.$transaction(async (tx) => {
-      const payment = await tx.payment.create({ data: { caller: request.user.id, amount: dto.amount, currency: 'EUR' } });
+      const payment = await tx.payment.create({
+        data: { caller: request.user.id, amount: dto.amount, currency: 'EUR' },
+      });
       const inner = await tx
         .$transaction(async (nested) => {
           await nested.ledgerEntry.create({ data: { paymentId: payment.id, amount: dto.amount } });
@@ -86,7 +98,10 @@ export class PrismaScenarioController {
   async batch(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest) {
     const client = this.prisma.client;
     const data = { caller: request.user.id, amount: dto.amount, currency: 'EUR' };
-    const [first, second] = await client.$transaction([client.payment.create({ data }), client.payment.create({ data: { ...data, amount: dto.amount + 1 } })]);
+    const [first, second] = await client.$transaction([
+      client.payment.create({ data }),
+      client.payment.create({ data: { ...data, amount: dto.amount + 1 } }),
+    ]);
     return { ids: [first.id, second.id] };
   }
 
@@ -94,7 +109,10 @@ export class PrismaScenarioController {
   @Idempotent()
   serializable(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest) {
     return this.prisma.client
-      .$transaction((tx) => tx.payment.create({ data: { caller: request.user.id, amount: dto.amount, currency: 'EUR' } }), { isolationLevel: 'Serializable' })
+      .$transaction(
+        (tx) => tx.payment.create({ data: { caller: request.user.id, amount: dto.amount, currency: 'EUR' } }),
+        { isolationLevel: 'Serializable' },
+      )
       .catch((error: Error) => {
         throw new InternalServerErrorException(`${error.name}: ${error.message}`);
       });
@@ -106,7 +124,11 @@ export class PrismaScenarioController {
    */
   @Post('left-running')
   @Idempotent()
-  async leftRunningAfter(@Body() dto: PrismaPayment, @Req() request: AuthenticatedRequest, @Headers('x-latch') name: string) {
+  async leftRunningAfter(
+    @Body() dto: PrismaPayment,
+    @Req() request: AuthenticatedRequest,
+    @Headers('x-latch') name: string,
+  ) {
     const caller = request.user.id;
     const taken = this.prisma.client;
     const after = hold(name);
@@ -114,8 +136,14 @@ export class PrismaScenarioController {
     leftRunning.set(
       caller,
       after.then(async () => {
-        const kept = await taken.payment.create({ data }).then(() => 'committed', (error: Error) => `refused: ${error.message}`);
-        const anew = await this.prisma.client.payment.create({ data: { ...data, amount: dto.amount + 1 } }).then(() => 'committed', (error: Error) => `refused: ${error.message}`);
+        const kept = await taken.payment.create({ data }).then(
+          () => 'committed',
+          (error: Error) => `refused: ${error.message}`,
+        );
+        const anew = await this.prisma.client.payment.create({ data: { ...data, amount: dto.amount + 1 } }).then(
+          () => 'committed',
+          (error: Error) => `refused: ${error.message}`,
+        );
         return `${kept} | ${anew}`;
       }),
     );

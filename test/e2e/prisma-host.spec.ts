@@ -10,18 +10,36 @@ import { leftRunning, PrismaPayments, PrismaScenarioController } from './prisma-
 
 const ledgerCount = async (caller: string): Promise<number> =>
   Number(
-    (await sql<{ count: string }>('SELECT count(*) FROM ledger_entries e JOIN payments p ON p.id = e.payment_id WHERE p.caller = $1', [caller]))[0].count,
+    (
+      await sql<{ count: string }>(
+        'SELECT count(*) FROM ledger_entries e JOIN payments p ON p.id = e.payment_id WHERE p.caller = $1',
+        [caller],
+      )
+    )[0].count,
   );
 const amounts = async (caller: string): Promise<number[]> =>
-  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
+  (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map(
+    (row) => row.amount,
+  );
 
 /** Prisma 7 as a transactional host: what a Prisma team's handler does inside the key's transaction. */
 describe.each(HTTP_PLATFORMS)('Prisma in the key transaction, on %s', (platform) => {
   let app: RunningApp;
-  beforeAll(async () => (app = await startPrismaLab({}, { platform, controllers: [PrismaScenarioController], providers: [PrismaPayments] })));
+  beforeAll(
+    async () =>
+      (app = await startPrismaLab(
+        {},
+        { platform, controllers: [PrismaScenarioController], providers: [PrismaPayments] },
+      )),
+  );
   afterAll(() => app.close());
-  const post = (route: string, key: string, caller: string, body: object = { amount: 100 }, headers: Record<string, string> = {}) =>
-    send(`${app.url}/scenario/${route}`, { key, caller, body, headers });
+  const post = (
+    route: string,
+    key: string,
+    caller: string,
+    body: object = { amount: 100 },
+    headers: Record<string, string> = {},
+  ) => send(`${app.url}/scenario/${route}`, { key, caller, body, headers });
 
   it('writes two models in the key transaction: a duplicate while it runs gets 409, the retry after it the replay; one payment, one entry', async () => {
     const [caller, key, gate] = [newCaller(), newKey(), `held-${newKey()}`];
@@ -55,7 +73,7 @@ describe.each(HTTP_PLATFORMS)('Prisma in the key transaction, on %s', (platform)
     expect(await ledgerCount(caller)).toBe(1);
   });
 
-  it("a database failure a Prisma error carries (a statement timeout) is a 503 with Retry-After, its writes undone, its key free", async () => {
+  it('a database failure a Prisma error carries (a statement timeout) is a 503 with Retry-After, its writes undone, its key free', async () => {
     const [caller, key] = [newCaller(), newKey()];
     const failed = await post('pay', key, caller, { amount: 100 }, { 'x-fail': 'timeout' });
     expect(failed.status).toBe(503);
@@ -114,12 +132,17 @@ describe('the Prisma host at bootstrap', () => {
       }
     }
     try {
-      const failure = await startPrismaLab({}, { client: () => new PrismaClient({ adapter: new StandInAdapter() }) }).then(
+      const failure = await startPrismaLab(
+        {},
+        { client: () => new PrismaClient({ adapter: new StandInAdapter() }) },
+      ).then(
         (app) => app.close().then(() => undefined),
         (error: unknown) => error,
       );
       expect((failure as Error)?.name).toBe('IdempotencyConfigurationError');
-      expect((failure as Error).message).toMatch(/@prisma\/client 7\.\d+\.\d+, @prisma\/adapter-pg 7\.\d+\.\d+: a query of the key's Prisma client ran on another connection/);
+      expect((failure as Error).message).toMatch(
+        /@prisma\/client 7\.\d+\.\d+, @prisma\/adapter-pg 7\.\d+\.\d+: a query of the key's Prisma client ran on another connection/,
+      );
       expect((failure as Error).message).toMatch(/lease mode/);
     } finally {
       await otherPool.end();
@@ -129,7 +152,10 @@ describe('the Prisma host at bootstrap', () => {
   it("refuses to start on TypeORM's host: IdempotentPrisma runs on the module's pool", async () => {
     const { startLab } = await import('../support/apps.js');
     const { idempotentPrisma } = await import('../../src/tools/prisma/index.js');
-    const failure = await startLab({}, { providers: [idempotentPrisma((adapter) => new PrismaClient({ adapter }))] }).then(
+    const failure = await startLab(
+      {},
+      { providers: [idempotentPrisma((adapter) => new PrismaClient({ adapter }))] },
+    ).then(
       (app) => app.close().then(() => undefined),
       (error: unknown) => error,
     );

@@ -18,7 +18,10 @@ function expectOneExecutionPerKey(answers: Array<{ key: string; answer: Answer }
       continue;
     }
     // Any other answer must be the byte-identical replay (the status shows what came instead).
-    expect({ status: answer.status, replayed: answer.headers['idempotent-replayed'] }).toEqual({ status: 201, replayed: 'true' });
+    expect({ status: answer.status, replayed: answer.headers['idempotent-replayed'] }).toEqual({
+      status: 201,
+      replayed: 'true',
+    });
     expect(answer.body.equals(original.body)).toBe(true);
   }
 }
@@ -26,22 +29,36 @@ function expectOneExecutionPerKey(answers: Array<{ key: string; answer: Answer }
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   describe('a lease-mode request whose process is killed mid-handler', () => {
     it('is taken over after the lease by a restarted process: one refund, one provider effect per derived key', async () => {
-      let demo: DemoProcess = await startDemoProcess({ DEMO_PROVIDER_LATENCY_MS: '20000', DEMO_LEASE_SECONDS: '2', DEMO_PLATFORM: platform });
+      let demo: DemoProcess = await startDemoProcess({
+        DEMO_PROVIDER_LATENCY_MS: '20000',
+        DEMO_LEASE_SECONDS: '2',
+        DEMO_PLATFORM: platform,
+      });
       try {
         const caller = newCaller();
         const paymentId = (await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).json.id;
         const key = newKey();
-        const inFlight = send(`${demo.url}/payments/${paymentId}/refunds`, { key, caller, body: { amount: 100 } }).catch((e: Error) => e);
+        const inFlight = send(`${demo.url}/payments/${paymentId}/refunds`, {
+          key,
+          caller,
+          body: { amount: 100 },
+        }).catch((e: Error) => e);
         // The provider has applied the refund and is slow to answer: the worst moment to die.
-        await waitFor('the provider to apply the refund', async () =>
-          (await sql('SELECT 1 FROM demo_provider_refunds WHERE payment_id = $1', [paymentId])).length === 1,
+        await waitFor(
+          'the provider to apply the refund',
+          async () =>
+            (await sql('SELECT 1 FROM demo_provider_refunds WHERE payment_id = $1', [paymentId])).length === 1,
         );
         await demo.kill();
         expect(await inFlight).toHaveProperty('code', 'ECONNRESET');
         // Lease mode committed the reservation: the dead holder's row stays, leased, until its lease ends.
         expect(await keyRows(caller)).toContainEqual(expect.objectContaining({ key, state: 'in_progress' }));
 
-        demo = await startDemoProcess({ DEMO_PROVIDER_LATENCY_MS: '0', DEMO_LEASE_SECONDS: '2', DEMO_PLATFORM: platform });
+        demo = await startDemoProcess({
+          DEMO_PROVIDER_LATENCY_MS: '0',
+          DEMO_LEASE_SECONDS: '2',
+          DEMO_PLATFORM: platform,
+        });
         const url = `${demo.url}/payments/${paymentId}/refunds`;
         const early = await send(url, { key, caller, body: { amount: 100 } });
         if (early.status === 409) {
@@ -53,7 +70,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         expect(retry.headers['idempotent-replayed']).toBeUndefined();
         const [{ n: refunds }] = await sql('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId]);
         expect(Number(refunds)).toBe(1);
-        const ledger = await sql('SELECT idempotency_key, calls FROM demo_provider_refunds WHERE payment_id = $1', [paymentId]);
+        const ledger = await sql('SELECT idempotency_key, calls FROM demo_provider_refunds WHERE payment_id = $1', [
+          paymentId,
+        ]);
         expect(ledger).toHaveLength(1);
         expect(ledger[0].calls).toBe(2);
         const replay = await send(url, { key, caller, body: { amount: 100 } });
@@ -67,7 +86,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   describe.each(DEMO_HOSTS)('three app processes on one PostgreSQL, %s', (host) => {
     let demos: DemoProcess[] = [];
     beforeAll(async () => {
-      const env = { DEMO_LATENCY_MS: '200', DEMO_PROVIDER_LATENCY_MS: '200', DEMO_LEASE_SECONDS: '30', DEMO_PLATFORM: platform, ...hostSettings(host).env };
+      const env = {
+        DEMO_LATENCY_MS: '200',
+        DEMO_PROVIDER_LATENCY_MS: '200',
+        DEMO_LEASE_SECONDS: '30',
+        DEMO_PLATFORM: platform,
+        ...hostSettings(host).env,
+      };
       demos = await Promise.all([startDemoProcess(env), startDemoProcess(env), startDemoProcess(env)]);
     });
     afterAll(async () => {
@@ -115,14 +140,17 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       };
       // The key's statements are prepared once per connection: have both processes prepare them
       // now, on the connection their next request will reuse, not behind the table lock.
-      for (const demo of demos.slice(0, 2)) expect((await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).status).toBe(201);
+      for (const demo of demos.slice(0, 2))
+        expect((await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment })).status).toBe(201);
       try {
         await blocker.query('BEGIN');
         await blocker.query('LOCK TABLE idempotency_keys IN SHARE MODE');
         const first = send(`${demos[0].url}/payments`, { key, caller, body: declined });
         await until(async () => (await waitingOnKeys()) === 1, 'the decline waiting to be recorded');
         let answered = false;
-        const duplicate = send(`${demos[1].url}/payments`, { key, caller, body: declined }).finally(() => (answered = true));
+        const duplicate = send(`${demos[1].url}/payments`, { key, caller, body: declined }).finally(
+          () => (answered = true),
+        );
         // Old behaviour: the duplicate took the freed lock, ran, and now waits to record too.
         await until(async () => answered || (await waitingOnKeys()) === 2, 'the duplicate answered or recording');
         await blocker.query('COMMIT');
@@ -162,7 +190,8 @@ describe('two app processes with the sweeper on', () => {
 
   it('sweep only while no one else holds the sweep lock, then until every expired row is gone, and both shut down cleanly', async () => {
     const caller = newCaller();
-    const countKeys = async () => Number((await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]))[0].n);
+    const countKeys = async () =>
+      Number((await sql('SELECT count(*) AS n FROM idempotency_keys WHERE caller = $1', [caller]))[0].n);
     lockHolder = new pg.Client({ connectionString: databaseUrl() });
     await lockHolder.connect();
     await lockHolder.query('SELECT pg_advisory_lock($1::bigint)', [SWEEP_LOCK_ID]);
@@ -178,8 +207,11 @@ describe('two app processes with the sweeper on', () => {
     await waitFor(
       'the sweepers to delete every seeded row',
       async () => {
-        const holders = await sql(`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-           AND classid::bigint = ($1::bigint >> 32) & 4294967295 AND objid::bigint = $1::bigint & 4294967295`, [SWEEP_LOCK_ID]);
+        const holders = await sql(
+          `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+           AND classid::bigint = ($1::bigint >> 32) & 4294967295 AND objid::bigint = $1::bigint & 4294967295`,
+          [SWEEP_LOCK_ID],
+        );
         mostAtOnce = Math.max(mostAtOnce, holders.length);
         return (await countKeys()) === 0;
       },

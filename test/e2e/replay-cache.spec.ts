@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import type { IdempotencyModuleOptions } from '../../src/index.js';
-import { appsOn, databaseUrl, HTTP_PLATFORMS, type HttpPlatform, type RunningApp, startLab as startLabOn } from '../support/apps.js';
+import {
+  appsOn,
+  databaseUrl,
+  HTTP_PLATFORMS,
+  type HttpPlatform,
+  type RunningApp,
+  startLab as startLabOn,
+} from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { ExpiryController } from './expiry-sweeper.controller.js';
@@ -62,7 +69,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         for (const key of keys) await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1 } });
         await cut();
         const statuses = [];
-        for (const key of keys) statuses.push((await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1 } })).status);
+        for (const key of keys)
+          statuses.push((await send(`${lab.url}/lab/narrow`, { key, caller, body: { amount: 1 } })).status);
         expect(statuses).toEqual([503, 201, 201]);
       } finally {
         await lab.close();

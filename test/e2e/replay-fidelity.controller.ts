@@ -39,7 +39,10 @@ export class ReplayFidelityController {
   /** Sends 200 itself and returns a value, which Nest then tries to send with the route's 201. */
   @Post('self-sent-and-returned')
   @Idempotent()
-  async selfSentAndReturned(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: SelfSender): Promise<object> {
+  async selfSentAndReturned(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: SelfSender,
+  ): Promise<object> {
     const payment = await writePayment(this.tx, request);
     sendItself(response, 200, payment);
     return { ignored: 'a second answer, after the first was sent' };

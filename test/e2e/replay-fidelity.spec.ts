@@ -7,7 +7,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('what is replayed is what the client received', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab({ replayHeaders: ['X-Replayed-Too', 'Set-Cookie', 'Link'] }, { controllers: [ReplayFidelityController] })));
+    beforeAll(
+      async () =>
+        (lab = await startLab(
+          { replayHeaders: ['X-Replayed-Too', 'Set-Cookie', 'Link'] },
+          { controllers: [ReplayFidelityController] },
+        )),
+    );
     afterAll(async () => {
       await lab.close();
     });

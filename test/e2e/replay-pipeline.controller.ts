@@ -69,7 +69,10 @@ export class FidelityController {
   @Idempotent()
   @HttpCode(202)
   @Header('X-Static', 'set-by-the-route')
-  async accepted(@Req() request: AuthenticatedRequest, @Res({ passthrough: true }) response: HeaderSetter): Promise<Payment> {
+  async accepted(
+    @Req() request: AuthenticatedRequest,
+    @Res({ passthrough: true }) response: HeaderSetter,
+  ): Promise<Payment> {
     const payment = await this.write(request, 100);
     response.header('Location', `/fidelity/payments/${payment.id}`);
     response.header('X-Run-Id', randomUUID());

@@ -52,7 +52,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(first.json).toEqual({ code: 'card_declined', declineId: expect.any(String) });
       expectFaithfulReplay(first, await send(`${lab.url}/fidelity/declined`, { key, caller, body: {} }));
       expect(await paymentCount(caller)).toBe(0);
-      expect(await keyRows(caller)).toEqual([{ key, endpoint: 'POST /fidelity/declined', state: 'completed', status: 402 }]);
+      expect(await keyRows(caller)).toEqual([
+        { key, endpoint: 'POST /fidelity/declined', state: 'completed', status: 402 },
+      ]);
     });
   });
 
@@ -66,7 +68,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const key = newKey();
       const body = { amount: 5, reference: 'envelope' };
       const first = await send(`${lab.url}/fidelity/transfer`, { key, caller, body });
-      expect(first.json).toEqual({ data: { id: expect.any(String), amount: 5, reference: 'envelope' }, meta: { nonce: expect.any(String) } });
+      expect(first.json).toEqual({
+        data: { id: expect.any(String), amount: 5, reference: 'envelope' },
+        meta: { nonce: expect.any(String) },
+      });
       const replay = await send(`${lab.url}/fidelity/transfer`, { key, caller, body });
       expectFaithfulReplay(first, replay);
       expect(replay.json.meta.nonce).toBe(first.json.meta.nonce);

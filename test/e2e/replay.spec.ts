@@ -56,7 +56,11 @@ describe.each(PLATFORMS_AND_DEMO_HOSTS)('on %s, %s', (platform, host) => {
       const caller = newCaller();
       const key = newKey();
       const first = await send(`${demo.url}/payments`, { key, caller, raw: '{"amount":1250,"currency":"EUR"}' });
-      const reordered = await send(`${demo.url}/payments`, { key, caller, raw: '{ "currency": "EUR", "amount": 1250 }' });
+      const reordered = await send(`${demo.url}/payments`, {
+        key,
+        caller,
+        raw: '{ "currency": "EUR", "amount": 1250 }',
+      });
       expect(reordered.status).toBe(201);
       expect(reordered.headers['idempotent-replayed']).toBe('true');
       expect(reordered.body.equals(first.body)).toBe(true);
@@ -70,11 +74,16 @@ describe.each(PLATFORMS_AND_DEMO_HOSTS)('on %s, %s', (platform, host) => {
       const other = await send(`${demo.url}/payments`, { key, caller, body: { amount: 9999, currency: 'EUR' } });
       expect(other.status).toBe(422);
       expect(other.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(other.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-reused', status: 422, title: expect.any(String), detail: expect.any(String) });
+      expect(other.json).toMatchObject({
+        type: 'urn:nestjs-pg-idempotency:key-reused',
+        status: 422,
+        title: expect.any(String),
+        detail: expect.any(String),
+      });
       expect(await paymentCount(caller)).toBe(1);
     });
 
-    it('lists the caller\'s payments with GET /payments', async () => {
+    it("lists the caller's payments with GET /payments", async () => {
       const caller = newCaller();
       const created = await send(`${demo.url}/payments`, { key: newKey(), caller, body: validPayment });
       const list = await send(`${demo.url}/payments`, { method: 'GET', caller });

@@ -1,4 +1,16 @@
-import { Body, type CanActivate, Controller, type ExecutionContext, HostParam, Inject, Injectable, Param, Post, Req, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  type CanActivate,
+  Controller,
+  type ExecutionContext,
+  HostParam,
+  Inject,
+  Injectable,
+  Param,
+  Post,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
@@ -56,7 +68,11 @@ class TransfersController {
 
   @Post(':from-:to')
   @Idempotent()
-  async transfer(@Param('from') from: string, @Param('to') to: string, @Req() request: AuthenticatedRequest): Promise<object> {
+  async transfer(
+    @Param('from') from: string,
+    @Param('to') to: string,
+    @Req() request: AuthenticatedRequest,
+  ): Promise<object> {
     const payments = this.tx.getRepository(Payment);
     const saved = await payments.save(payments.create({ caller: request.user.id, amount: 9, currency: 'EUR' }));
     return { from, to, paymentId: saved.id };
@@ -139,22 +155,46 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   let lab: RunningApp;
 
   beforeAll(async () => {
-    lab = await startLab({}, { controllers: [TenantPaymentsController, OptionalChargesController, StrictChargesController, TransfersController, AccountsController, EchoController, ObjectIdController] });
+    lab = await startLab(
+      {},
+      {
+        controllers: [
+          TenantPaymentsController,
+          OptionalChargesController,
+          StrictChargesController,
+          TransfersController,
+          AccountsController,
+          EchoController,
+          ObjectIdController,
+        ],
+      },
+    );
   });
   afterAll(() => lab.close());
 
-  it('a controller routed by host: the same caller, key and body on another host is another request, not the first host\'s replay', async () => {
+  it("a controller routed by host: the same caller, key and body on another host is another request, not the first host's replay", async () => {
     const caller = newCaller();
     const key = newKey();
     const acme = await send(`${lab.url}/tenant-pay`, { key, caller, body: {}, headers: { host: 'acme.example' } });
     const globex = await send(`${lab.url}/tenant-pay`, { key, caller, body: {}, headers: { host: 'globex.example' } });
-    const acmeAgain = await send(`${lab.url}/tenant-pay`, { key, caller, body: {}, headers: { host: 'ACME.example:8443' } });
+    const acmeAgain = await send(`${lab.url}/tenant-pay`, {
+      key,
+      caller,
+      body: {},
+      headers: { host: 'ACME.example:8443' },
+    });
     expect([acme.status, globex.status, acmeAgain.status]).toEqual([201, 201, 201]);
     expect([acme.json.tenant, globex.json.tenant]).toEqual(['acme', 'globex']);
-    expect([globex.headers['idempotent-replayed'], acmeAgain.headers['idempotent-replayed']]).toEqual([undefined, 'true']);
+    expect([globex.headers['idempotent-replayed'], acmeAgain.headers['idempotent-replayed']]).toEqual([
+      undefined,
+      'true',
+    ]);
     expect(acmeAgain.body.equals(acme.body)).toBe(true);
     expect(await paymentCount(caller)).toBe(2);
-    expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST acme.example/tenant-pay', 'POST globex.example/tenant-pay']);
+    expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual([
+      'POST acme.example/tenant-pay',
+      'POST globex.example/tenant-pay',
+    ]);
   });
 
   it('an inherited handler keeps the settings of the controller it is reached through', async () => {
@@ -210,13 +250,17 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     const b = await send(`${lab.url}/accounts/B-222/transfers`, { key, caller, body: {} });
     expect([a.json, b.json]).toEqual([{ account: 'A-111' }, { account: 'B-222' }]);
     expect(b.headers['idempotent-replayed']).toBeUndefined();
-    expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /accounts/A-111/transfers', 'POST /accounts/B-222/transfers']);
+    expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual([
+      'POST /accounts/A-111/transfers',
+      'POST /accounts/B-222/transfers',
+    ]);
   });
 
   it('a body no parser read (text/plain on Express) is refused with 415 body-not-parsed, nothing stored; a parsed one is fingerprinted', async () => {
     const caller = newCaller();
     const key = newKey();
-    const text = (raw: string) => send(`${lab.url}/echo`, { key, caller, raw, headers: { 'content-type': 'text/plain' } });
+    const text = (raw: string) =>
+      send(`${lab.url}/echo`, { key, caller, raw, headers: { 'content-type': 'text/plain' } });
     const first = await text('amount=10');
     const second = await text('amount=9999');
     if (platform === 'express') {
@@ -244,7 +288,10 @@ describe('an optional group after a parameter, in its segment (express)', () => 
       const key = newKey();
       const first = await send(`${lab.url}/docs/report.tar.gz`, { key, caller, body: {} });
       const second = await send(`${lab.url}/docs/report%2Etar%2Egz`, { key, caller, body: {} });
-      expect([first.json, second.json]).toEqual([{ name: 'report.tar', ext: 'gz' }, { name: 'report.tar.gz', ext: null }]);
+      expect([first.json, second.json]).toEqual([
+        { name: 'report.tar', ext: 'gz' },
+        { name: 'report.tar.gz', ext: null },
+      ]);
       expect(second.headers['idempotent-replayed']).toBeUndefined();
       expect(await keyRows(caller)).toHaveLength(2);
     } finally {
@@ -259,18 +306,21 @@ describe.each(HTTP_PLATFORMS)('caller ids on %s', (platform) => {
   it.each([
     ['an object (request.user)', (request: { user: unknown }) => request.user],
     ['NaN', () => Number.NaN],
-  ])('a caller resolver returning %s fails the request with a 500: no run, no row, never another caller\'s replay', async (_case, caller) => {
-    const lab = await startLab({ caller: caller as never }, { controllers: [LabController] });
-    try {
-      const [alice, mallory] = [newCaller(), newCaller()];
-      const key = newKey();
-      const first = await send(`${lab.url}/lab/scoped`, { key, caller: alice, body: {} });
-      const other = await send(`${lab.url}/lab/scoped`, { key, caller: mallory, body: {} });
-      expect([first.status, other.status]).toEqual([500, 500]);
-      expect([await paymentCount(alice), await paymentCount(mallory)]).toEqual([0, 0]);
-      expect([...(await keyRows(alice)), ...(await keyRows(mallory))]).toEqual([]);
-    } finally {
-      await lab.close();
-    }
-  });
+  ])(
+    "a caller resolver returning %s fails the request with a 500: no run, no row, never another caller's replay",
+    async (_case, caller) => {
+      const lab = await startLab({ caller: caller as never }, { controllers: [LabController] });
+      try {
+        const [alice, mallory] = [newCaller(), newCaller()];
+        const key = newKey();
+        const first = await send(`${lab.url}/lab/scoped`, { key, caller: alice, body: {} });
+        const other = await send(`${lab.url}/lab/scoped`, { key, caller: mallory, body: {} });
+        expect([first.status, other.status]).toEqual([500, 500]);
+        expect([await paymentCount(alice), await paymentCount(mallory)]).toEqual([0, 0]);
+        expect([...(await keyRows(alice)), ...(await keyRows(mallory))]).toEqual([]);
+      } finally {
+        await lab.close();
+      }
+    },
+  );
 });

@@ -28,7 +28,11 @@ class HeadersController {
   /** Writes a payment, names it in a cookie and a file name, and answers more than 256 bytes when asked. */
   @Post('receipt')
   @Idempotent({ maxResponseBytes: 256 })
-  async receipt(@Req() request: AuthenticatedRequest, @Body() body: { lines: number }, @Res({ passthrough: true }) response: HeaderSetter): Promise<object> {
+  async receipt(
+    @Req() request: AuthenticatedRequest,
+    @Body() body: { lines: number },
+    @Res({ passthrough: true }) response: HeaderSetter,
+  ): Promise<object> {
     const payments = this.tx.getRepository(Payment);
     const payment = await payments.save(payments.create({ caller: request.user.id, amount: 100, currency: 'EUR' }));
     response.header('Set-Cookie', `last_payment=${payment.id}; Path=/`);

@@ -50,26 +50,42 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   }
 
   describe("a transactional route's 409 Retry-After, from its recent run times", () => {
-    it('is the route\'s retryAfterSeconds (1) before any run; after runs of 2.3 s, 3 (their 90th percentile, rounded up)', async () => {
+    it("is the route's retryAfterSeconds (1) before any run; after runs of 2.3 s, 3 (their 90th percentile, rounded up)", async () => {
       expect(await retryAfterWhileHeld('/retry-after/estimated')).toBe('1');
       const caller = newCaller();
       const runs = await Promise.all(
-        Array.from({ length: 10 }, () => send(`${lab.url}/retry-after/estimated`, { key: newKey(), caller, body: {}, headers: { 'x-work-ms': '2300' } })),
+        Array.from({ length: 10 }, () =>
+          send(`${lab.url}/retry-after/estimated`, {
+            key: newKey(),
+            caller,
+            body: {},
+            headers: { 'x-work-ms': '2300' },
+          }),
+        ),
       );
       expect(runs.map((run) => run.status)).toEqual(Array(10).fill(201));
       expect(await retryAfterWhileHeld('/retry-after/estimated')).toBe('3');
     }, 30_000);
 
-    it('never goes under the route\'s retryAfterSeconds', async () => {
-      await send(`${lab.url}/retry-after/floor`, { key: newKey(), caller: newCaller(), body: {}, headers: { 'x-work-ms': '10' } });
+    it("never goes under the route's retryAfterSeconds", async () => {
+      await send(`${lab.url}/retry-after/floor`, {
+        key: newKey(),
+        caller: newCaller(),
+        body: {},
+        headers: { 'x-work-ms': '10' },
+      });
       expect(await retryAfterWhileHeld('/retry-after/floor')).toBe('5');
     });
   });
 });
 
 describe('the Retry-After estimate', () => {
-  const executed = (events: IdempotencyEvents, handler: string, durationMs: number, mode: 'transactional' | 'lease' = 'transactional') =>
-    events.emit({ type: 'executed', handler, mode, status: 201, durationMs });
+  const executed = (
+    events: IdempotencyEvents,
+    handler: string,
+    durationMs: number,
+    mode: 'transactional' | 'lease' = 'transactional',
+  ) => events.emit({ type: 'executed', handler, mode, status: 201, durationMs });
 
   it(`is bounded by ${MAX_ESTIMATED_RETRY_AFTER_SECONDS} s, reads only the last 64 runs, and ignores lease mode`, () => {
     const events = new IdempotencyEvents();

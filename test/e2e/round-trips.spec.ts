@@ -14,7 +14,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('round trips and the key transaction', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, RoundTripsController, FailurePolicyController] })));
+    beforeAll(
+      async () =>
+        (lab = await startLab({}, { controllers: [LabController, RoundTripsController, FailurePolicyController] })),
+    );
     afterAll(() => lab.close());
 
     it('an executed request costs no more round trips than the same handler in a plain transaction', async () => {
@@ -33,7 +36,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('sends its statements prepared (EXECUTE) by default', async () => {
-      const sent = await sentQueries(() => send(`${lab.url}/lab/twin`, { key: newKey(), caller: newCaller(), body: {} }));
+      const sent = await sentQueries(() =>
+        send(`${lab.url}/lab/twin`, { key: newKey(), caller: newCaller(), body: {} }),
+      );
       expect(sent.filter((text) => /EXECUTE nestjs_pg_idempotency_/.test(text))).toHaveLength(2);
     });
 
@@ -52,13 +57,16 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(CommitCounter.commits).toBe(before + 1);
     });
 
-    it('TypeORM subscribers hear a rollback, not a commit, when a thrown 4xx rolled the handler\'s writes back (its answer is recorded)', async () => {
+    it("TypeORM subscribers hear a rollback, not a commit, when a thrown 4xx rolled the handler's writes back (its answer is recorded)", async () => {
       const before = { commits: CommitCounter.commits, rollbacks: CommitCounter.rollbacks };
       const caller = newCaller();
       const answer = await send(`${lab.url}/lab/reject-after-write`, { key: newKey(), caller, body: {} });
       expect(answer.status).toBe(422);
       expect(await paymentCount(caller)).toBe(0);
-      expect({ commits: CommitCounter.commits, rollbacks: CommitCounter.rollbacks }).toEqual({ commits: before.commits, rollbacks: before.rollbacks + 1 });
+      expect({ commits: CommitCounter.commits, rollbacks: CommitCounter.rollbacks }).toEqual({
+        commits: before.commits,
+        rollbacks: before.rollbacks + 1,
+      });
     });
   });
 

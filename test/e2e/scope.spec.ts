@@ -10,7 +10,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
   describe('a key belongs to (caller, method, path)', () => {
     let lab: RunningApp;
-    beforeAll(async () => (lab = await startLab({}, { controllers: [LabController, ScopeController, LabV2Controller, KeyHeaderController] })));
+    beforeAll(
+      async () =>
+        (lab = await startLab(
+          {},
+          { controllers: [LabController, ScopeController, LabV2Controller, KeyHeaderController] },
+        )),
+    );
     afterAll(async () => {
       await lab.close();
     });
@@ -47,20 +53,24 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
     // Spellings the platform's router sends to the same route: Express ignores case and a
     // trailing slash by default, Fastify decodes percent-encoding before matching.
-    const spellings = platform === 'express' ? ['/lab/twin/', '/LAB/Twin', '/lab/Twin/'] : ['/lab/t%77in', '/l%61b/twin'];
+    const spellings =
+      platform === 'express' ? ['/lab/twin/', '/LAB/Twin', '/lab/Twin/'] : ['/lab/t%77in', '/l%61b/twin'];
 
-    it.each(spellings)('a retry spelled %s reaches the same route and the same scope: replayed, not run again', async (spelling) => {
-      const key = newKey();
-      const caller = newCaller();
-      const first = await send(`${lab.url}/lab/twin`, { key, caller, body: {} });
-      const retry = await send(`${lab.url}${spelling}`, { key, caller, body: {} });
-      expect(first.status).toBe(201);
-      expect(retry.status).toBe(201);
-      expect(retry.headers['idempotent-replayed']).toBe('true');
-      expect(retry.body.equals(first.body)).toBe(true);
-      expect(await paymentCount(caller)).toBe(1);
-      expect((await keyRows(caller)).map((row) => row.endpoint)).toEqual(['POST /lab/twin']);
-    });
+    it.each(spellings)(
+      'a retry spelled %s reaches the same route and the same scope: replayed, not run again',
+      async (spelling) => {
+        const key = newKey();
+        const caller = newCaller();
+        const first = await send(`${lab.url}/lab/twin`, { key, caller, body: {} });
+        const retry = await send(`${lab.url}${spelling}`, { key, caller, body: {} });
+        expect(first.status).toBe(201);
+        expect(retry.status).toBe(201);
+        expect(retry.headers['idempotent-replayed']).toBe('true');
+        expect(retry.body.equals(first.body)).toBe(true);
+        expect(await paymentCount(caller)).toBe(1);
+        expect((await keyRows(caller)).map((row) => row.endpoint)).toEqual(['POST /lab/twin']);
+      },
+    );
 
     it('a path parameter is part of the scope as the handler receives it: encoded or not, one scope; another value, another scope', async () => {
       const key = newKey();
@@ -69,27 +79,42 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const encoded = await send(`${lab.url}/lab/status/%34%30%30`, { key, caller, body: {} });
       const other = await send(`${lab.url}/lab/status/404`, { key, caller, body: {} });
       expect([first.status, encoded.status, other.status]).toEqual([400, 400, 404]);
-      expect([encoded.headers['idempotent-replayed'], other.headers['idempotent-replayed']]).toEqual(['true', undefined]);
-      expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /lab/status/400', 'POST /lab/status/404']);
+      expect([encoded.headers['idempotent-replayed'], other.headers['idempotent-replayed']]).toEqual([
+        'true',
+        undefined,
+      ]);
+      expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual([
+        'POST /lab/status/400',
+        'POST /lab/status/404',
+      ]);
     });
 
     // A wildcard's value as the handler receives it: Express gives its segments (a `%2F` stays
     // inside one), Fastify one decoded string.
-    const wildcardSpellings = platform === 'express' ? ['/LAB/Deep/a/b', '/lab/deep/%61/b'] : ['/lab/deep/%61/b', '/l%61b/deep/a%2Fb'];
+    const wildcardSpellings =
+      platform === 'express' ? ['/LAB/Deep/a/b', '/lab/deep/%61/b'] : ['/lab/deep/%61/b', '/l%61b/deep/a%2Fb'];
     const otherValue = platform === 'express' ? '/lab/deep/a%2Fb' : '/lab/deep/a/b/';
 
-    it.each(wildcardSpellings)('a wildcard route: a retry spelled %s has the same value, so the same scope: replayed, not run again', async (spelling) => {
-      const key = newKey();
-      const caller = newCaller();
-      const first = await send(`${lab.url}/lab/deep/a/b`, { key, caller, body: {} });
-      const retry = await send(`${lab.url}${spelling}`, { key, caller, body: {} });
-      const other = await send(`${lab.url}${otherValue}`, { key, caller, body: {} });
-      expect([first.status, retry.status, other.status]).toEqual([201, 201, 201]);
-      expect([retry.headers['idempotent-replayed'], other.headers['idempotent-replayed']]).toEqual(['true', undefined]);
-      expect(retry.body.equals(first.body)).toBe(true);
-      expect(await paymentCount(caller)).toBe(2);
-      expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(['POST /lab/deep/a/b', `POST ${otherValue}`].sort());
-    });
+    it.each(wildcardSpellings)(
+      'a wildcard route: a retry spelled %s has the same value, so the same scope: replayed, not run again',
+      async (spelling) => {
+        const key = newKey();
+        const caller = newCaller();
+        const first = await send(`${lab.url}/lab/deep/a/b`, { key, caller, body: {} });
+        const retry = await send(`${lab.url}${spelling}`, { key, caller, body: {} });
+        const other = await send(`${lab.url}${otherValue}`, { key, caller, body: {} });
+        expect([first.status, retry.status, other.status]).toEqual([201, 201, 201]);
+        expect([retry.headers['idempotent-replayed'], other.headers['idempotent-replayed']]).toEqual([
+          'true',
+          undefined,
+        ]);
+        expect(retry.body.equals(first.body)).toBe(true);
+        expect(await paymentCount(caller)).toBe(2);
+        expect((await keyRows(caller)).map((row) => row.endpoint).sort()).toEqual(
+          ['POST /lab/deep/a/b', `POST ${otherValue}`].sort(),
+        );
+      },
+    );
 
     it('scope parts never blur into each other: (caller "…ab", key "c…") is not (caller "…a", key "bc…")', async () => {
       const base = newCaller();
@@ -125,7 +150,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
 
     it('share one scope only with anonymousCallers: "shared"', async () => {
-      const lab = await startLab({ caller: () => undefined, anonymousCallers: 'shared' }, { controllers: [LabController] });
+      const lab = await startLab(
+        { caller: () => undefined, anonymousCallers: 'shared' },
+        { controllers: [LabController] },
+      );
       try {
         const key = newKey();
         const first = await send(`${lab.url}/lab/scoped`, { key, caller: newCaller(), body: {} });
@@ -139,7 +167,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   });
   describe('caller ids that cannot scope a key', () => {
     /** The caller id travels as JSON with \\u escapes (as a token's claim would reach a resolver). */
-    const asHeader = (id: string) => JSON.stringify(id).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    const asHeader = (id: string) =>
+      JSON.stringify(id).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
     let lab: RunningApp;
     beforeAll(
       async () =>
@@ -152,7 +181,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         )),
     );
     afterAll(() => lab.close());
-    const keyRowCount = async (key: string) => (await sql('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]))[0].n;
+    const keyRowCount = async (key: string) =>
+      (await sql('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]))[0].n;
 
     it.each([
       ['an unpaired high surrogate', 'alice\ud800'],
@@ -162,7 +192,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     ])('%s: 401 caller-unidentified, nothing runs, nothing stored', async (_case, id) => {
       const bearer = newCaller();
       const key = newKey();
-      const answer = await send(`${lab.url}/lab/scoped`, { key, caller: bearer, body: {}, headers: { 'x-caller-json': asHeader(id) } });
+      const answer = await send(`${lab.url}/lab/scoped`, {
+        key,
+        caller: bearer,
+        body: {},
+        headers: { 'x-caller-json': asHeader(id) },
+      });
       expect(answer.status).toBe(401);
       expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(answer.json.type).toBe('urn:nestjs-pg-idempotency:caller-unidentified');
@@ -175,7 +210,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const bearers = [newCaller(), newCaller()];
       const ids = ['alice\ufffd', 'alice\ud83d\ude00'];
       for (const [index, id] of ids.entries()) {
-        const answer = await send(`${lab.url}/lab/scoped`, { key, caller: bearers[index], body: {}, headers: { 'x-caller-json': asHeader(id) } });
+        const answer = await send(`${lab.url}/lab/scoped`, {
+          key,
+          caller: bearers[index],
+          body: {},
+          headers: { 'x-caller-json': asHeader(id) },
+        });
         expect(answer.status).toBe(201);
         expect(answer.headers['idempotent-replayed']).toBeUndefined();
       }

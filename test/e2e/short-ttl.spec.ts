@@ -24,7 +24,11 @@ class ShortTtlController {
   /** Lease mode, 30 s lease renewed every 10 s (the default), route ttl 1 s. */
   @Post('lease-ttl-short')
   @Idempotent({ mode: 'lease', lease: '30s', ttl: '1s' })
-  async leaseTtlShort(@Headers('idempotency-key') key: string, @Headers('x-work-ms') ms: string, @Body() body: object): Promise<object> {
+  async leaseTtlShort(
+    @Headers('idempotency-key') key: string,
+    @Headers('x-work-ms') ms: string,
+    @Body() body: object,
+  ): Promise<object> {
     const attempt = run(key);
     await work(key, ms);
     return { attempt, body };
@@ -71,10 +75,20 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
   it('lease mode: the same 1.5 s handler on a 1 s ttl route is replayed right after its 201 (outcome kept)', async () => {
     const caller = newCaller();
     const key = newKey();
-    const first = await send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '1500' } });
+    const first = await send(`${a.url}/ttl/lease-ttl-short`, {
+      key,
+      caller,
+      body: {},
+      headers: { 'x-work-ms': '1500' },
+    });
     expect(first.status).toBe(201);
     // The client's connection dropped after the 201, say: it retries at once with the same key.
-    const retry = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '1500' } });
+    const retry = await send(`${b.url}/ttl/lease-ttl-short`, {
+      key,
+      caller,
+      body: {},
+      headers: { 'x-work-ms': '1500' },
+    });
     expect({ status: retry.status, replayed: retry.headers['idempotent-replayed'], runs: runs.get(key) }).toEqual({
       status: 201,
       replayed: 'true',
@@ -88,25 +102,56 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
     const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': 'held' } });
     await entered(key);
     await untilPast(caller, 'expires_at'); // past the route's 1 s ttl
-    const [{ leased }] = await sql(`SELECT locked_until > now() + interval '25 seconds' AS leased FROM idempotency_keys WHERE caller = $1`, [caller]);
+    const [{ leased }] = await sql(
+      `SELECT locked_until > now() + interval '25 seconds' AS leased FROM idempotency_keys WHERE caller = $1`,
+      [caller],
+    );
     expect(leased).toBe(true); // the holder's lease runs for about 29 s more
-    const duplicate = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '10' } });
+    const duplicate = await send(`${b.url}/ttl/lease-ttl-short`, {
+      key,
+      caller,
+      body: {},
+      headers: { 'x-work-ms': '10' },
+    });
     release(key);
     const first = await holder;
-    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({ duplicate: 409, first: 201, runs: 1 });
+    expect({ duplicate: duplicate.status, first: first.status, runs: runs.get(key) }).toEqual({
+      duplicate: 409,
+      first: 201,
+      runs: 1,
+    });
   });
 
   it('lease mode: a request with ANOTHER payload during the live lease gets 422, not a run', async () => {
     const caller = newCaller();
     const key = newKey();
-    const holder = send(`${a.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 1 }, headers: { 'x-work-ms': 'held' } });
+    const holder = send(`${a.url}/ttl/lease-ttl-short`, {
+      key,
+      caller,
+      body: { amount: 1 },
+      headers: { 'x-work-ms': 'held' },
+    });
     await entered(key);
     await untilPast(caller, 'expires_at'); // past the route's 1 s ttl
-    const other = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 999 }, headers: { 'x-work-ms': '10' } });
+    const other = await send(`${b.url}/ttl/lease-ttl-short`, {
+      key,
+      caller,
+      body: { amount: 999 },
+      headers: { 'x-work-ms': '10' },
+    });
     release(key);
     const first = await holder;
-    const retryOfFirst = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: { amount: 1 }, headers: { 'x-work-ms': '10' } });
-    expect({ other: other.status, first: first.status, retryOfFirst: retryOfFirst.status }).toEqual({ other: 422, first: 201, retryOfFirst: 201 });
+    const retryOfFirst = await send(`${b.url}/ttl/lease-ttl-short`, {
+      key,
+      caller,
+      body: { amount: 1 },
+      headers: { 'x-work-ms': '10' },
+    });
+    expect({ other: other.status, first: first.status, retryOfFirst: retryOfFirst.status }).toEqual({
+      other: 422,
+      first: 201,
+      retryOfFirst: 201,
+    });
   });
 
   it('the sweeper never deletes the row of a lease in progress: the holder records its outcome', async () => {
@@ -121,7 +166,12 @@ describe('a ttl shorter than the handler or its lease (express)', () => {
     const first = await holder;
     // The holder is told "retry to get the recorded outcome"...
     const retry = await send(`${b.url}/ttl/lease-ttl-short`, { key, caller, body: {}, headers: { 'x-work-ms': '10' } });
-    expect({ rowsAfterSweep: rowsAfterSweep.length, first: first.status, runs: runs.get(key), retry: retry.status }).toEqual({
+    expect({
+      rowsAfterSweep: rowsAfterSweep.length,
+      first: first.status,
+      runs: runs.get(key),
+      retry: retry.status,
+    }).toEqual({
       rowsAfterSweep: 1,
       first: 201,
       runs: 1,

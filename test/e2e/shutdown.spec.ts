@@ -15,7 +15,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       // The handler writes, then waits (up to 30 s) until its connection is gone and queries again.
       const client = request(`${lab.url}/connection-lost`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${caller}`, 'idempotency-key': key, 'content-type': 'application/json', 'x-await-connection-loss': '1' },
+        headers: {
+          authorization: `Bearer ${caller}`,
+          'idempotency-key': key,
+          'content-type': 'application/json',
+          'x-await-connection-loss': '1',
+        },
       });
       client.on('error', () => undefined);
       client.end('{}');
@@ -25,7 +30,10 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       await lab.close();
       expect(Date.now() - started).toBeLessThan(15_000);
       // The key transaction's connection was closed with the pool, not left open in its transaction.
-      await until(async () => (await sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [backend])).length === 0, 'the backend to end');
+      await until(
+        async () => (await sql('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [backend])).length === 0,
+        'the backend to end',
+      );
       expect(await paymentCount(caller)).toBe(0);
       expect(await keyRows(caller)).toEqual([]);
 

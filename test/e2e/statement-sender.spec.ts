@@ -27,9 +27,13 @@ describe('a statement found prepared on a connection that never prepared it', ()
       expect(sender.prepares).toBe(false);
       const [result] = await sender.send(client, [[LOCK_KEY, ['42']]]);
       expect(result.rows).toEqual([{ locked: true }]);
-      const lines = warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('found prepared already'));
+      const lines = warn.mock.calls
+        .map(([message]) => String(message))
+        .filter((message) => message.includes('found prepared already'));
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/pooler in transaction mode \(PgBouncer\), or a PREPARE whose answer was lost.*preparedStatements: false/);
+      expect(lines[0]).toMatch(
+        /pooler in transaction mode \(PgBouncer\), or a PREPARE whose answer was lost.*preparedStatements: false/,
+      );
     } finally {
       warn.mockRestore();
     }

@@ -1,5 +1,11 @@
 import { Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiCreatedResponse, ApiProperty, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiProperty,
+  DocumentBuilder,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import { Idempotent } from '../../src/index.js';
 import { ApiIdempotent, createIdempotentDocument } from '../../src/http/openapi/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
@@ -41,12 +47,13 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     afterAll(() => lab.close());
 
     it('documents the Idempotency-Key header, required as the route requires it', () => {
-      const header = (path: string) => paths[path].post.parameters.find((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+      const header = (path: string) =>
+        paths[path].post.parameters.find((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
       expect(header('/documented')).toMatchObject({ required: true, schema: { type: 'string', maxLength: 255 } });
       expect(header('/documented/optional')).toMatchObject({ required: false });
     });
 
-    it('documents 409 (with Retry-After) and 422 as problems, and keeps the route\'s own 201 and 400', () => {
+    it("documents 409 (with Retry-After) and 422 as problems, and keeps the route's own 201 and 400", () => {
       const responses = paths['/documented'].post.responses;
       expect(responses['409'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
       expect(responses['409'].content['application/problem+json'].schema.properties.type.enum).toEqual([
@@ -58,10 +65,12 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(responses['201'].description).toBe('the payment');
       expect(responses['400'].description).toContain('the body is invalid');
       expect(responses['400'].description).toContain('Idempotency-Key header is missing or malformed');
-      expect(responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationErrors' });
+      expect(responses['400'].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/ValidationErrors',
+      });
     });
 
-    it('an undocumented 400 is documented as the module\'s problem', () => {
+    it("an undocumented 400 is documented as the module's problem", () => {
       const responses = paths['/documented/optional'].post.responses;
       expect(responses['400'].content['application/problem+json'].schema.properties.type.enum).toEqual([
         'urn:nestjs-pg-idempotency:key-missing',
@@ -113,23 +122,28 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
     afterAll(() => lab.close());
 
-    const keyHeaders = (path: string) => (paths[path].post.parameters ?? []).filter((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
+    const keyHeaders = (path: string) =>
+      (paths[path].post.parameters ?? []).filter((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
 
     it('documents every @Idempotent() route with no second decorator, required as the route requires it', () => {
-      expect(keyHeaders('/automatic')).toEqual([expect.objectContaining({ required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } })]);
+      expect(keyHeaders('/automatic')).toEqual([
+        expect.objectContaining({ required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } }),
+      ]);
       expect(keyHeaders('/automatic/optional')).toEqual([expect.objectContaining({ required: false })]);
       expect(keyHeaders('/automatic/plain')).toEqual([]);
       expect(paths['/automatic/plain'].post.responses['201'].headers).toBeUndefined();
     });
 
-    it('lets @ApiIdempotent() override the route\'s options, documenting the header once', () => {
+    it("lets @ApiIdempotent() override the route's options, documenting the header once", () => {
       expect(keyHeaders('/automatic/overridden')).toEqual([expect.objectContaining({ required: true })]);
     });
 
-    it('adds 400, 409, 422 and 503 as problems (a route\'s own 400 keeps its schema) and Idempotent-Replayed on the success response, 200 or 201', () => {
+    it("adds 400, 409, 422 and 503 as problems (a route's own 400 keeps its schema) and Idempotent-Replayed on the success response, 200 or 201", () => {
       const responses = paths['/automatic'].post.responses;
       expect(Object.keys(responses).sort()).toEqual(['201', '400', '409', '422', '503']);
-      expect(responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ValidationErrors' });
+      expect(responses['400'].content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/ValidationErrors',
+      });
       expect(responses['400'].description).toContain('the body is invalid');
       expect(responses['400'].description).toContain('Idempotency-Key header is missing or malformed');
       expect(responses['503'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });

@@ -3,7 +3,12 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { context, metrics, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
@@ -53,7 +58,7 @@ class TracedController {
   }
 }
 
-describe.each(HTTP_PLATFORMS)('OpenTelemetry (the SDK\'s in-memory exporter), on %s', (platform) => {
+describe.each(HTTP_PLATFORMS)("OpenTelemetry (the SDK's in-memory exporter), on %s", (platform) => {
   const { startLab } = appsOn(platform);
   let lab: RunningApp;
   let reader: PullReader;
@@ -74,9 +79,10 @@ describe.each(HTTP_PLATFORMS)('OpenTelemetry (the SDK\'s in-memory exporter), on
 
   const spans = () => exporter.getFinishedSpans();
   const named = (name: string) => spans().filter((span) => span.name === name);
-  const parentOf = (span: ReadableSpan) => spans().find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId);
+  const parentOf = (span: ReadableSpan) =>
+    spans().find((other) => other.spanContext().spanId === span.parentSpanContext?.spanId);
 
-  it('a fresh key: reserve, run and record spans under the request\'s span, the handler\'s own span under run, outcome executed', async () => {
+  it("a fresh key: reserve, run and record spans under the request's span, the handler's own span under run, outcome executed", async () => {
     const caller = newCaller();
     const key = newKey();
     expect((await send(`${lab.url}/traced`, { key, caller, body: { amount: 1 } })).status).toBe(201);
@@ -86,7 +92,11 @@ describe.each(HTTP_PLATFORMS)('OpenTelemetry (the SDK\'s in-memory exporter), on
     const [record] = named('idempotency.record');
     for (const stage of [reserve, run, record]) {
       expect(parentOf(stage!)).toBe(request);
-      expect(stage!.attributes).toMatchObject({ 'idempotency.route': 'TracedController.pay', 'idempotency.mode': 'transactional', 'idempotency.host': 'typeorm' });
+      expect(stage!.attributes).toMatchObject({
+        'idempotency.route': 'TracedController.pay',
+        'idempotency.mode': 'transactional',
+        'idempotency.host': 'typeorm',
+      });
     }
     expect(parentOf(named('payment.write')[0]!)).toBe(run);
     expect(record!.attributes['idempotency.outcome']).toBe('executed');
@@ -130,7 +140,11 @@ describe.each(HTTP_PLATFORMS)('OpenTelemetry (the SDK\'s in-memory exporter), on
     const all = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
     const requests = all.find((metric) => metric.descriptor.name === 'idempotency.requests')!;
     const count = (outcome: string) =>
-      requests.dataPoints.find((point) => point.attributes['idempotency.route'] === 'TracedController.pay' && point.attributes['idempotency.outcome'] === outcome)?.value;
+      requests.dataPoints.find(
+        (point) =>
+          point.attributes['idempotency.route'] === 'TracedController.pay' &&
+          point.attributes['idempotency.outcome'] === outcome,
+      )?.value;
     expect(count('executed')).toBeGreaterThanOrEqual(1);
     expect(count('replayed')).toBeGreaterThanOrEqual(1);
     expect(all.map((metric) => metric.descriptor.name)).toContain('idempotency.handler.duration');

@@ -14,12 +14,21 @@ import { FailurePolicyController } from './failure-policy.controller.js';
  * field the adapter's combined messages set is not a plain field any more.
  */
 async function dataSourceWithHiddenTransactionState(): Promise<DataSource> {
-  const dataSource = await new DataSource({ type: 'postgres', url: databaseUrl(), entities: [Payment], extra: { max: 10 } }).initialize();
+  const dataSource = await new DataSource({
+    type: 'postgres',
+    url: databaseUrl(),
+    entities: [Payment],
+    extra: { max: 10 },
+  }).initialize();
   const create = dataSource.createQueryRunner.bind(dataSource);
   dataSource.createQueryRunner = (mode) => {
     const queryRunner: QueryRunner = create(mode);
     let depth = 0;
-    Object.defineProperty(queryRunner, 'transactionDepth', { get: () => depth, set: (value: number) => (depth = value), configurable: true });
+    Object.defineProperty(queryRunner, 'transactionDepth', {
+      get: () => depth,
+      set: (value: number) => (depth = value),
+      configurable: true,
+    });
     return queryRunner;
   };
   return dataSource;
@@ -36,7 +45,9 @@ describe.each(HTTP_PLATFORMS)('how the TypeORM adapter reaches the transaction, 
     const dataSource = await dataSourceWithHiddenTransactionState();
     const lab = await startLab({ dataSource }, { controllers: [FailurePolicyController] });
     try {
-      const warnings = warn.mock.calls.map(([message]) => String(message)).filter((message) => message.includes('public API'));
+      const warnings = warn.mock.calls
+        .map(([message]) => String(message))
+        .filter((message) => message.includes('public API'));
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/^TypeORM \d+\.\d+\.\d+: a new QueryRunner's transaction state is not in the fields/);
 
@@ -62,7 +73,8 @@ describe.each(HTTP_PLATFORMS)('how the TypeORM adapter reaches the transaction, 
     const publicApi = await startLabOnPublicApi({ replayCache: false }, { controllers: [LabController] });
     try {
       const caller = newCaller();
-      const count = async (url: string, key: string) => (await sentQueries(() => send(`${url}/lab/twin`, { key, caller, body: {} }))).length;
+      const count = async (url: string, key: string) =>
+        (await sentQueries(() => send(`${url}/lab/twin`, { key, caller, body: {} }))).length;
       // Warm both up: connections, prepared statements.
       await count(combined.url, newKey());
       await count(publicApi.url, newKey());

@@ -20,16 +20,24 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       ['@Res() without passthrough', RawResponseController, 'RawResponseController.pay', '@Res({ passthrough: true })'],
       ['@Next()', NextController, 'NextController.pay', '@Next()'],
       ['@Sse() with @Idempotent() on the method', SseController, 'SseController.events', '@Sse()'],
-      ['@Sse() in an @Idempotent() class', IdempotentClassWithSseController, 'IdempotentClassWithSseController.events', '@Sse()'],
-    ])('%s: app.listen() rejects with an UnreplayableRouteError naming the route and the fix', async (_case, controller, route, fix) => {
-      const failure = await bootstrapFailure(startLab({}, { controllers: [controller] }));
-      expect(failure).toBeInstanceOf(UnreplayableRouteError);
-      expect(failure).toBeInstanceOf(IdempotencyConfigurationError);
-      expect((failure as Error).name).toBe('UnreplayableRouteError');
-      expect((failure as Error).message).toContain(route);
-      expect((failure as Error).message).toContain(fix);
-      expect((failure as UnreplayableRouteError).routes).toHaveLength(1);
-    });
+      [
+        '@Sse() in an @Idempotent() class',
+        IdempotentClassWithSseController,
+        'IdempotentClassWithSseController.events',
+        '@Sse()',
+      ],
+    ])(
+      '%s: app.listen() rejects with an UnreplayableRouteError naming the route and the fix',
+      async (_case, controller, route, fix) => {
+        const failure = await bootstrapFailure(startLab({}, { controllers: [controller] }));
+        expect(failure).toBeInstanceOf(UnreplayableRouteError);
+        expect(failure).toBeInstanceOf(IdempotencyConfigurationError);
+        expect((failure as Error).name).toBe('UnreplayableRouteError');
+        expect((failure as Error).message).toContain(route);
+        expect((failure as Error).message).toContain(fix);
+        expect((failure as UnreplayableRouteError).routes).toHaveLength(1);
+      },
+    );
 
     it('lists every such route in one error', async () => {
       const failure = await bootstrapFailure(startLab({}, { controllers: [RawResponseController, SseController] }));
@@ -74,18 +82,21 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it.each([
       ['three values', 3],
       ['values without end', 0],
-    ])('of %s: refused with a 500 response-not-replayable problem, nothing kept, the key free', async (_case, count) => {
-      const caller = newCaller();
-      const key = newKey();
-      const answer = await send(`${lab.url}/lab/observable`, { key, caller, body: { count } });
-      expect(answer.status).toBe(500);
-      expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
-      expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:response-not-replayable', status: 500 });
-      expect(await paymentCount(caller)).toBe(0);
-      expect(await keyRows(caller)).toEqual([]);
-      const retry = await send(`${lab.url}/lab/observable`, { key, caller, body: { count } });
-      expect(retry.status).toBe(500);
-      expect(retry.headers['idempotent-replayed']).toBeUndefined();
-    });
+    ])(
+      'of %s: refused with a 500 response-not-replayable problem, nothing kept, the key free',
+      async (_case, count) => {
+        const caller = newCaller();
+        const key = newKey();
+        const answer = await send(`${lab.url}/lab/observable`, { key, caller, body: { count } });
+        expect(answer.status).toBe(500);
+        expect(answer.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(answer.json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:response-not-replayable', status: 500 });
+        expect(await paymentCount(caller)).toBe(0);
+        expect(await keyRows(caller)).toEqual([]);
+        const retry = await send(`${lab.url}/lab/observable`, { key, caller, body: { count } });
+        expect(retry.status).toBe(500);
+        expect(retry.headers['idempotent-replayed']).toBeUndefined();
+      },
+    );
   });
 });

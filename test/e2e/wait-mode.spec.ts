@@ -16,7 +16,9 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     it('50 concurrent duplicates wait for the first and all get its replay: one execution, no 409', async () => {
       const caller = newCaller();
       const key = newKey();
-      const answers = await Promise.all(Array.from({ length: 50 }, () => send(`${lab.url}/lab/waiting`, { key, caller, body: {} })));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => send(`${lab.url}/lab/waiting`, { key, caller, body: {} })),
+      );
       const executed = answers.filter((a) => !a.headers['idempotent-replayed']);
       expect(answers.map((a) => a.status)).toEqual(Array(50).fill(201));
       expect(executed).toHaveLength(1);

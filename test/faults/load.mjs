@@ -42,7 +42,10 @@ export async function checkPayments(plan, db) {
       if (matching.length === 0) lost++;
       check(payment.final.status === 201, `a final answer was ${payment.final.status}`);
       const record = stored.find((row) => row.key === payment.key);
-      check(record && Buffer.compare(record.response_body, payment.final.body) === 0, 'a final answer differs from the recorded one');
+      check(
+        record && Buffer.compare(record.response_body, payment.final.body) === 0,
+        'a final answer differs from the recorded one',
+      );
       check(matching.length !== 1 || payment.final.json.id === matching[0].id, 'a final answer names another payment');
     }
   }

@@ -34,7 +34,6 @@ export class PartitionsController {
     await sleep(100);
     return { attempt };
   }
-
 }
 
 /** A route with a ttl of 3 h: the longest ttl the partitions must cover. */

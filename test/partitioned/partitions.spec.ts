@@ -9,7 +9,12 @@ import { LOCK_KEY } from '../../src/store/table/reservation.sql.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
-import { executions, LongTtlController, LongTtlMessagesController, PartitionsController } from './partitions.controller.js';
+import {
+  executions,
+  LongTtlController,
+  LongTtlMessagesController,
+  PartitionsController,
+} from './partitions.controller.js';
 
 /** The partitions of idempotency_keys the module created, with their bounds, oldest first. */
 async function ownPartitions(): Promise<Array<{ name: string; from: Date; to: Date }>> {
@@ -98,7 +103,10 @@ describe('the key table partitioned by expiry', () => {
         const again = await messages.consume(message, () => ++runs, { ttl: '5h' });
         expect(again.outcome).toEqual({ kind: 'duplicate', reply: 1 });
         expect(runs).toBe(1);
-        const rows = await sql<{ long: boolean }>(`SELECT expires_at - now() > interval '4 hours 59 minutes' AS long FROM idempotency_keys WHERE key = $1`, [id]);
+        const rows = await sql<{ long: boolean }>(
+          `SELECT expires_at - now() > interval '4 hours 59 minutes' AS long FROM idempotency_keys WHERE key = $1`,
+          [id],
+        );
         expect(rows).toEqual([{ long: true }]);
       } finally {
         await lab.close();
@@ -148,10 +156,14 @@ describe('the key table partitioned by expiry', () => {
           expect((await send(`${a.url}/partitioned/${route}`, { key, caller, body: {} })).status).toBe(201);
           await sleep(1_300);
           const answers = await Promise.all(
-            Array.from({ length: 20 }, (_, i) => send(`${(i % 2 ? a : b).url}/partitioned/${route}`, { key, caller, body: {} })),
+            Array.from({ length: 20 }, (_, i) =>
+              send(`${(i % 2 ? a : b).url}/partitioned/${route}`, { key, caller, body: {} }),
+            ),
           );
           expect(answers.filter(({ status }) => status !== 201 && status !== 409)).toEqual([]);
-          const executed = answers.filter(({ status, headers }) => status === 201 && headers['idempotent-replayed'] === undefined);
+          const executed = answers.filter(
+            ({ status, headers }) => status === 201 && headers['idempotent-replayed'] === undefined,
+          );
           expect(executed).toHaveLength(1);
           expect(executed[0].json).toEqual({ attempt: 2 });
           expect(executions.get(key)).toBe(2);
@@ -166,7 +178,10 @@ describe('the key table partitioned by expiry', () => {
            VALUES ('held', $1, 'POST /partitioned/lease', '\\x00', now() + interval '1 hour', 7, now() + interval '500 milliseconds')`,
           [caller],
         );
-        const [{ partition }] = await sql(`SELECT tableoid::regclass::text AS partition FROM idempotency_keys WHERE caller = $1`, [caller]);
+        const [{ partition }] = await sql(
+          `SELECT tableoid::regclass::text AS partition FROM idempotency_keys WHERE caller = $1`,
+          [caller],
+        );
         await sleep(1_600);
         const sweeper = a.app.get(IdempotencySweeper);
         // With 1 s partitions, another one may pass while a sweep runs: each check counts the
@@ -194,7 +209,10 @@ describe('the key table partitioned by expiry', () => {
             [caller],
           );
           const host = a.app.get(DatabaseHost, { strict: false });
-          const { transaction } = await host.begin([[LOCK_KEY, [scopeKey('standing', caller, 'POST /x').lockId]]], [record]);
+          const { transaction } = await host.begin(
+            [[LOCK_KEY, [scopeKey('standing', caller, 'POST /x').lockId]]],
+            [record],
+          );
           // The handler's write, in the key's transaction.
           await (transaction.handle as EntityManager).query(
             `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, expires_at) VALUES ('write', $1, 'POST /x', '\\x00', 'completed', now() + interval '20 seconds')`,
@@ -202,7 +220,9 @@ describe('the key table partitioned by expiry', () => {
           );
           const params = ['standing', caller, 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 20_000];
           await expect(transaction.commitWith([record, params], false)).rejects.toThrow(/division by zero/);
-          expect(await keyRows(caller)).toEqual([expect.objectContaining({ key: 'standing', state: 'completed', status: 201 })]);
+          expect(await keyRows(caller)).toEqual([
+            expect.objectContaining({ key: 'standing', state: 'completed', status: 201 }),
+          ]);
         },
       );
 
@@ -211,7 +231,11 @@ describe('the key table partitioned by expiry', () => {
         const caller = newCaller();
         const key = newKey();
         const refused = await send(`${a.url}/partitioned/tx`, { key, caller, body: {} });
-        expect({ status: refused.status, type: refused.json?.type, retryAfter: refused.headers['retry-after'] }).toEqual({
+        expect({
+          status: refused.status,
+          type: refused.json?.type,
+          retryAfter: refused.headers['retry-after'],
+        }).toEqual({
           status: 503,
           type: 'urn:nestjs-pg-idempotency:store-unavailable',
           retryAfter: expect.any(String),
@@ -243,7 +267,10 @@ describe('the key table partitioned by expiry', () => {
         const unexpected: string[] = [];
         let paymentKeys = 0;
         const shortKeys: string[] = [];
-        const client = async (app: RunningApp, route: 'payments' | 'partitioned/tx' | 'partitioned/lease'): Promise<void> => {
+        const client = async (
+          app: RunningApp,
+          route: 'payments' | 'partitioned/tx' | 'partitioned/lease',
+        ): Promise<void> => {
           while (Date.now() < stopAt) {
             const key = newKey();
             const url = `${app.url}/${route}`;
@@ -253,7 +280,8 @@ describe('the key table partitioned by expiry', () => {
             if (route === 'payments') paymentKeys++;
             else shortKeys.push(key);
             if (first.status !== 201) unexpected.push(`${route} ${first.status} ${first.text}`);
-            if (retry.status !== 201 || retry.headers['idempotent-replayed'] !== 'true') unexpected.push(`${route} retry ${retry.status}`);
+            if (retry.status !== 201 || retry.headers['idempotent-replayed'] !== 'true')
+              unexpected.push(`${route} retry ${retry.status}`);
           }
         };
         let partitionsDropped = 0;
@@ -263,7 +291,13 @@ describe('the key table partitioned by expiry', () => {
             await sleep(250);
           }
         })();
-        await Promise.all([client(a, 'partitioned/tx'), client(b, 'partitioned/tx'), client(a, 'partitioned/lease'), client(b, 'payments'), sweeping]);
+        await Promise.all([
+          client(a, 'partitioned/tx'),
+          client(b, 'partitioned/tx'),
+          client(a, 'partitioned/lease'),
+          client(b, 'payments'),
+          sweeping,
+        ]);
         expect(unexpected).toEqual([]);
         expect(partitionsDropped).toBeGreaterThanOrEqual(3);
         expect(shortKeys.length).toBeGreaterThan(30);

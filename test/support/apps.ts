@@ -1,4 +1,10 @@
-import { ClassSerializerInterceptor, type INestApplication, Module, type ModuleMetadata, ValidationPipe } from '@nestjs/common';
+import {
+  ClassSerializerInterceptor,
+  type INestApplication,
+  Module,
+  type ModuleMetadata,
+  ValidationPipe,
+} from '@nestjs/common';
 import { NestFactory, Reflector } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -36,14 +42,22 @@ export const DEMO_HOSTS = [...HOSTS, 'cls', 'prisma', 'cls prisma'] as const;
 export type DemoHost = (typeof DEMO_HOSTS)[number];
 
 /** Every HTTP platform with every host the demo runs on. */
-export const PLATFORMS_AND_DEMO_HOSTS: ReadonlyArray<readonly [HttpPlatform, DemoHost]> = HTTP_PLATFORMS.flatMap((platform) =>
-  DEMO_HOSTS.map((host) => [platform, host] as const),
+export const PLATFORMS_AND_DEMO_HOSTS: ReadonlyArray<readonly [HttpPlatform, DemoHost]> = HTTP_PLATFORMS.flatMap(
+  (platform) => DEMO_HOSTS.map((host) => [platform, host] as const),
 );
 
 /** The module options, demo settings and demo environment that put a test on `host`. */
-export function hostSettings(host: DemoHost): { options: IdempotencyModuleOptions; demo: Partial<DemoConfig>; env: Record<string, string> } {
+export function hostSettings(host: DemoHost): {
+  options: IdempotencyModuleOptions;
+  demo: Partial<DemoConfig>;
+  env: Record<string, string>;
+} {
   if (host === 'typeorm public API') {
-    return { options: { typeormAccess: 'public-api' }, demo: { typeormAccess: 'public-api' }, env: { DEMO_TYPEORM_ACCESS: 'public-api' } };
+    return {
+      options: { typeormAccess: 'public-api' },
+      demo: { typeormAccess: 'public-api' },
+      env: { DEMO_TYPEORM_ACCESS: 'public-api' },
+    };
   }
   if (host === 'cls') return { options: {}, demo: { tx: 'cls' }, env: { DEMO_TX: 'cls' } };
   if (host === 'prisma') return { options: {}, demo: { tx: 'prisma' }, env: { DEMO_TX: 'prisma' } };
@@ -105,8 +119,10 @@ export function appsOn(platform: HttpPlatform, host: DemoHost = 'typeorm') {
   const { options: hostOptions, demo } = hostSettings(host);
   return {
     startDemo: (config: Partial<DemoConfig> = {}) => startDemo({ platform, ...demo, ...config }),
-    startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) => startLab({ ...hostOptions, ...options }, { platform, ...setup }),
-    startLabOnNamedDataSource: (name: string, setup: LabSetup = {}) => startLabOnNamedDataSource(name, { platform, ...setup }),
+    startLab: (options: IdempotencyModuleOptions = {}, setup: LabSetup = {}) =>
+      startLab({ ...hostOptions, ...options }, { platform, ...setup }),
+    startLabOnNamedDataSource: (name: string, setup: LabSetup = {}) =>
+      startLabOnNamedDataSource(name, { platform, ...setup }),
   };
 }
 
@@ -186,7 +202,15 @@ export async function startLabOnNamedDataSource(name: string, setup: LabSetup = 
 
 async function startLabWith(
   imports: NonNullable<ModuleMetadata['imports']>,
-  { latencyMs = 0, platform = 'express', controllers = [], providers = [], imports: more = [], problemFilter = true, configure }: LabSetup,
+  {
+    latencyMs = 0,
+    platform = 'express',
+    controllers = [],
+    providers = [],
+    imports: more = [],
+    problemFilter = true,
+    configure,
+  }: LabSetup,
 ): Promise<RunningApp> {
   @Module({
     imports: [...imports, ...more],

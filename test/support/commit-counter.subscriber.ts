@@ -1,4 +1,9 @@
-import { EventSubscriber, type EntitySubscriberInterface, type TransactionCommitEvent, type TransactionRollbackEvent } from 'typeorm';
+import {
+  EventSubscriber,
+  type EntitySubscriberInterface,
+  type TransactionCommitEvent,
+  type TransactionRollbackEvent,
+} from 'typeorm';
 
 /** Counts the commits and rollbacks TypeORM announces to subscribers (apps publish events from these hooks). */
 @EventSubscriber()

@@ -23,8 +23,12 @@ export async function paymentCount(caller: string): Promise<number> {
 }
 
 /** The caller's rows in idempotency_keys. */
-export function keyRows(caller: string): Promise<Array<{ key: string; endpoint: string; state: string; status: number | null }>> {
-  return sql('SELECT key, endpoint, state, status FROM idempotency_keys WHERE caller = $1 ORDER BY created_at', [caller]);
+export function keyRows(
+  caller: string,
+): Promise<Array<{ key: string; endpoint: string; state: string; status: number | null }>> {
+  return sql('SELECT key, endpoint, state, status FROM idempotency_keys WHERE caller = $1 ORDER BY created_at', [
+    caller,
+  ]);
 }
 
 /** Inserts `count` completed keys for `caller` that expire at now() + `offset` (negative: expired). */
@@ -68,7 +72,9 @@ export async function until(condition: () => Promise<boolean>, what = 'the condi
  */
 export async function untilPast(caller: string, column: 'expires_at' | 'locked_until'): Promise<void> {
   await until(
-    async () => (await sql(`SELECT 1 FROM idempotency_keys WHERE caller = $1 AND ${column} >= clock_timestamp()`, [caller])).length === 0,
+    async () =>
+      (await sql(`SELECT 1 FROM idempotency_keys WHERE caller = $1 AND ${column} >= clock_timestamp()`, [caller]))
+        .length === 0,
     `the ${column} of ${caller}'s keys to pass`,
   );
 }

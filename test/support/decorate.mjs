@@ -4,7 +4,16 @@
 /** Applies method and parameter decorators to `Class.prototype[name]`. */
 export function decorate(Class, name, methodDecorators, parameterDecorators) {
   const descriptor = Object.getOwnPropertyDescriptor(Class.prototype, name);
-  Reflect.defineMetadata('design:paramtypes', parameterDecorators.map(() => Object), Class.prototype, name);
+  Reflect.defineMetadata(
+    'design:paramtypes',
+    parameterDecorators.map(() => Object),
+    Class.prototype,
+    name,
+  );
   parameterDecorators.forEach((decorator, index) => decorator(Class.prototype, name, index));
-  Object.defineProperty(Class.prototype, name, Reflect.decorate(methodDecorators, Class.prototype, name, descriptor) ?? descriptor);
+  Object.defineProperty(
+    Class.prototype,
+    name,
+    Reflect.decorate(methodDecorators, Class.prototype, name, descriptor) ?? descriptor,
+  );
 }

@@ -43,8 +43,9 @@ async function startDemoProcess({ databaseUrl, env = {}, port = 0, script }) {
     // The banner names compat's version; the resolve hook (its own thread, so its line may come a
     // moment later) reports where the demo's @nestjs/core really came from.
     const loaded = () =>
-      /nest11-stack: @nestjs\/core 11\./.test(output) && /@nestjs\/core resolved to \S*\/compat\/nest11\/node_modules\//.test(output);
-    for (const until = Date.now() + 2_000; !loaded() && Date.now() < until; ) await sleep(20);
+      /nest11-stack: @nestjs\/core 11\./.test(output) &&
+      /@nestjs\/core resolved to \S*\/compat\/nest11\/node_modules\//.test(output);
+    for (const until = Date.now() + 2_000; !loaded() && Date.now() < until;) await sleep(20);
     if (!loaded()) {
       child.kill('SIGKILL');
       throw new Error(`DEMO_STACK=nest11, but the demo did not load NestJS 11 from compat/nest11:\n${output}`);

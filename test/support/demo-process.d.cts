@@ -11,4 +11,9 @@ export interface DemoProcess {
   kill(): Promise<void>;
 }
 
-export function startDemoProcess(options: { databaseUrl: string; env?: Record<string, string>; port?: number; script?: string }): Promise<DemoProcess>;
+export function startDemoProcess(options: {
+  databaseUrl: string;
+  env?: Record<string, string>;
+  port?: number;
+  script?: string;
+}): Promise<DemoProcess>;

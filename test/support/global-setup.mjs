@@ -30,10 +30,13 @@ export default async function globalSetup() {
 
 async function migrate(url) {
   const { DataSource } = await import('typeorm');
-  const { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } = await import('../../dist/esm//index.js');
+  const { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } =
+    await import('../../dist/esm//index.js');
   // npm run test:partitioned: the suites on the key table partitioned by expiry, in a database of their own.
   const keyTable =
-    process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? CreatePartitionedIdempotencyKeys1795996800000 : CreateIdempotencyKeys1795996800000;
+    process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned'
+      ? CreatePartitionedIdempotencyKeys1795996800000
+      : CreateIdempotencyKeys1795996800000;
   const { DEMO_TABLES } = await import('../../dist/esm/demo/demo-tables.js');
   const dataSource = new DataSource({
     type: 'postgres',
@@ -45,7 +48,9 @@ async function migrate(url) {
   // Rows the suites seed expired a moment ago have a partition, whatever partitions the apps create.
   if (keyTable === CreatePartitionedIdempotencyKeys1795996800000) {
     const [{ now }] = await dataSource.query("SELECT date_trunc('second', now())::text AS now");
-    await dataSource.query(`CREATE TABLE IF NOT EXISTS idempotency_keys_seeded PARTITION OF idempotency_keys FOR VALUES FROM (MINVALUE) TO ('${now}')`);
+    await dataSource.query(
+      `CREATE TABLE IF NOT EXISTS idempotency_keys_seeded PARTITION OF idempotency_keys FOR VALUES FROM (MINVALUE) TO ('${now}')`,
+    );
   }
   await dataSource.destroy();
   // TypeORM keeps its decorator metadata on the global object, and Jest copies this process's

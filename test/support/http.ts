@@ -24,7 +24,10 @@ export interface Send {
 }
 
 /** Sends one request with node:http (so duplicate header lines stay duplicate). */
-export function send(url: string, { method = 'POST', key, caller = 'alice', body, raw, headers = {} }: Send = {}): Promise<Answer> {
+export function send(
+  url: string,
+  { method = 'POST', key, caller = 'alice', body, raw, headers = {} }: Send = {},
+): Promise<Answer> {
   const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
   const outgoing: Record<string, string | string[]> = { ...headers };
   if (payload !== undefined && !outgoing['content-type']) outgoing['content-type'] = 'application/json';
@@ -58,7 +61,10 @@ export function send(url: string, { method = 'POST', key, caller = 'alice', body
  * (control characters in a header) reach the server. Resolves with the response's status code.
  */
 export async function sendRawBytes(url: string, head: string, body = ''): Promise<number> {
-  const { status } = await sendRawRequest(url, `${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const { status } = await sendRawRequest(
+    url,
+    `${head}Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
   if (Number.isNaN(status)) throw new Error('the server closed the connection without a response');
   return status;
 }

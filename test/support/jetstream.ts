@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { connect, headers as natsHeaders, type JetStreamClient, type JetStreamManager, type NatsConnection, nanos } from 'nats';
+import {
+  connect,
+  headers as natsHeaders,
+  type JetStreamClient,
+  type JetStreamManager,
+  type NatsConnection,
+  nanos,
+} from 'nats';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
@@ -47,14 +54,19 @@ export async function testStream(): Promise<TestStream> {
     async publish(pattern, data, messageId, raw) {
       const carried = natsHeaders();
       if (messageId !== undefined) carried.set('Nats-Msg-Id', messageId);
-      await client.publish(`${prefix}${pattern}`, raw ?? new TextEncoder().encode(JSON.stringify({ pattern: `${prefix}${pattern}`, data })), {
-        headers: messageId === undefined ? undefined : carried,
-        timeout: PUBLISH_ACK_MS,
-      });
+      await client.publish(
+        `${prefix}${pattern}`,
+        raw ?? new TextEncoder().encode(JSON.stringify({ pattern: `${prefix}${pattern}`, data })),
+        {
+          headers: messageId === undefined ? undefined : carried,
+          timeout: PUBLISH_ACK_MS,
+        },
+      );
     },
     async pending() {
       let left = 0;
-      for await (const consumer of manager.consumers.list(name)) left += consumer.num_pending + consumer.num_ack_pending;
+      for await (const consumer of manager.consumers.list(name))
+        left += consumer.num_pending + consumer.num_ack_pending;
       return left;
     },
     async ackPending() {

@@ -44,7 +44,10 @@ export function hold(name: string): Promise<void> {
   }
   if (found.released) return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the latch "${name}" was not released within ${HOLD_BOUND_MS / 1000} s`)), HOLD_BOUND_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the latch "${name}" was not released within ${HOLD_BOUND_MS / 1000} s`)),
+      HOLD_BOUND_MS,
+    );
     timer.unref();
     found.holds.push(() => {
       clearTimeout(timer);
@@ -60,7 +63,11 @@ export function entered(name: string, times = 1): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       found.watchers.splice(found.watchers.indexOf(watcher), 1);
-      reject(new Error(`${times} hold(s) of "${name}" were not entered within ${ENTERED_BOUND_MS / 1000} s (${found.entries} were)`));
+      reject(
+        new Error(
+          `${times} hold(s) of "${name}" were not entered within ${ENTERED_BOUND_MS / 1000} s (${found.entries} were)`,
+        ),
+      );
     }, ENTERED_BOUND_MS);
     const watcher = {
       times,

@@ -23,7 +23,9 @@ export async function stats(consumer: DemoProcess): Promise<Record<string, numbe
 
 /** The amounts of the caller's payments, in order: one row per effect. */
 export async function amounts(caller: string): Promise<number[]> {
-  return (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map((row) => row.amount);
+  return (await sql<{ amount: number }>('SELECT amount FROM payments WHERE caller = $1 ORDER BY amount', [caller])).map(
+    (row) => row.amount,
+  );
 }
 
 /** Whether the consumer process has died (it SIGKILLs itself in the kill scenarios). */
@@ -46,7 +48,13 @@ export function rmqConsumers(env: Record<string, string> = {}) {
   return {
     queue: () => queue,
     async started(more: Record<string, string> = {}) {
-      const consumer = await startAppProcess(CONSUMER_APP, { TRANSPORT: 'rmq', QUEUE: queue.name, MAX_ATTEMPTS: '3', ...env, ...more });
+      const consumer = await startAppProcess(CONSUMER_APP, {
+        TRANSPORT: 'rmq',
+        QUEUE: queue.name,
+        MAX_ATTEMPTS: '3',
+        ...env,
+        ...more,
+      });
       consumers.push(consumer);
       return consumer;
     },

@@ -13,12 +13,17 @@ let reported = false;
  * first `@nestjs/core` resolved is reported on stderr: the proof that the demo loads it from there.
  */
 export async function resolve(specifier, context, next) {
-  if (!/^(?:@nestjs\/|@nestjs-cls\/|nestjs-cls(?:\/|$)|typeorm(?:\/|$))/.test(specifier) || context.parentURL?.includes('/compat/nest11/')) {
+  if (
+    !/^(?:@nestjs\/|@nestjs-cls\/|nestjs-cls(?:\/|$)|typeorm(?:\/|$))/.test(specifier) ||
+    context.parentURL?.includes('/compat/nest11/')
+  ) {
     return next(specifier, context);
   }
   // nestjs-cls 7's ESM build deep-imports @nestjs/core paths that only NestJS 12 exports: its
   // CommonJS build (what a NestJS 11 app loads) is taken instead.
-  const conditions = /^(?:@nestjs-cls\/|nestjs-cls)/.test(specifier) ? ['node', 'require', 'default'] : context.conditions;
+  const conditions = /^(?:@nestjs-cls\/|nestjs-cls)/.test(specifier)
+    ? ['node', 'require', 'default']
+    : context.conditions;
   const resolved = await next(specifier, { ...context, parentURL, conditions });
   if (specifier === '@nestjs/core' && !reported) {
     reported = true;

@@ -14,4 +14,6 @@ if (!existsSync(new URL('@nestjs/core/package.json', compat))) {
 register('./nest11-resolve.mjs', import.meta.url, { data: { compat: compat.href } });
 
 const versionOf = (name) => JSON.parse(readFileSync(new URL(`${name}/package.json`, compat), 'utf8')).version;
-process.stderr.write(`nest11-stack: @nestjs/core ${versionOf('@nestjs/core')}, typeorm ${versionOf('typeorm')} (compat/nest11)\n`);
+process.stderr.write(
+  `nest11-stack: @nestjs/core ${versionOf('@nestjs/core')}, typeorm ${versionOf('typeorm')} (compat/nest11)\n`,
+);

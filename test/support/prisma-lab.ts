@@ -26,11 +26,18 @@ export interface PrismaLabSetup {
  * pool (`IdempotencyModule.forRoot({ pool })`), `IdempotentPrismaModule.forRoot()` with the app's
  * client factory, a global ValidationPipe and problem filter.
  */
-export async function startPrismaLab(options: IdempotencyModuleOptions = {}, setup: PrismaLabSetup = {}): Promise<RunningApp> {
+export async function startPrismaLab(
+  options: IdempotencyModuleOptions = {},
+  setup: PrismaLabSetup = {},
+): Promise<RunningApp> {
   const pool = new pg.Pool({ connectionString: appDatabaseUrl(), max: 20 });
   const { platform = 'express', controllers = [], providers = [], imports = [], client = prismaClient } = setup;
   @Module({
-    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0, ...options }), IdempotentPrismaModule.forRoot(client as PrismaClientFactory<PrismaClient>), ...imports],
+    imports: [
+      IdempotencyModule.forRoot({ pool, sweepInterval: 0, ...options }),
+      IdempotentPrismaModule.forRoot(client as PrismaClientFactory<PrismaClient>),
+      ...imports,
+    ],
     controllers,
     providers,
   })

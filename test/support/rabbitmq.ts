@@ -23,12 +23,19 @@ export async function testQueue(prefix = 'idempotency-test'): Promise<TestQueue>
   const channel: Channel = await connection.createChannel();
   const name = `${prefix}.${randomUUID()}`;
   await channel.assertQueue(`${name}.dead`, { durable: true });
-  await channel.assertQueue(name, { durable: true, arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${name}.dead` } });
+  await channel.assertQueue(name, {
+    durable: true,
+    arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${name}.dead` },
+  });
   return {
     name,
     publish(pattern, data, messageId, raw) {
       const body = raw ?? Buffer.from(JSON.stringify({ pattern, data }));
-      channel.sendToQueue(name, body, { persistent: true, contentType: 'application/json', ...(messageId === undefined ? {} : { messageId }) });
+      channel.sendToQueue(name, body, {
+        persistent: true,
+        contentType: 'application/json',
+        ...(messageId === undefined ? {} : { messageId }),
+      });
     },
     async counts() {
       const [queue, dead] = [await channel.checkQueue(name), await channel.checkQueue(`${name}.dead`)];
@@ -36,7 +43,11 @@ export async function testQueue(prefix = 'idempotency-test'): Promise<TestQueue>
     },
     async takeDead() {
       const taken: GetMessage[] = [];
-      for (let message = await channel.get(`${name}.dead`, { noAck: true }); message; message = await channel.get(`${name}.dead`, { noAck: true })) {
+      for (
+        let message = await channel.get(`${name}.dead`, { noAck: true });
+        message;
+        message = await channel.get(`${name}.dead`, { noAck: true })
+      ) {
         taken.push(message);
       }
       return taken;
@@ -62,10 +73,19 @@ export async function replyQueue(queue: string, pattern: string) {
   const channel = await connection.createChannel();
   const { queue: replyTo } = await channel.assertQueue('', { exclusive: true });
   const replies: Reply[] = [];
-  await channel.consume(replyTo, (message) => message && replies.push({ to: message.properties.correlationId, ...JSON.parse(message.content.toString()) }), { noAck: true });
+  await channel.consume(
+    replyTo,
+    (message) =>
+      message && replies.push({ to: message.properties.correlationId, ...JSON.parse(message.content.toString()) }),
+    { noAck: true },
+  );
   return {
     request(data: unknown, messageId: string, correlationId: string) {
-      channel.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern, data, id: correlationId })), { messageId, replyTo, correlationId });
+      channel.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern, data, id: correlationId })), {
+        messageId,
+        replyTo,
+        correlationId,
+      });
     },
     to: (correlationId: string): Reply[] => replies.filter((reply) => reply.to === correlationId),
     close: () => connection.close().catch(() => undefined),

@@ -10,7 +10,9 @@ interface CorsOptionsLike {
 }
 
 // Options that share no field with the helper's (a "weak type" once rejected them).
-export const originOnly: { origin: string; exposedHeaders: string[] } = withIdempotencyCors({ origin: 'https://shop.example' });
+export const originOnly: { origin: string; exposedHeaders: string[] } = withIdempotencyCors({
+  origin: 'https://shop.example',
+});
 export const listed = withIdempotencyCors({ origin: 'https://shop.example', allowedHeaders: ['Authorization'] });
 export const none = withIdempotencyCors();
 // An options object typed by an interface keeps its type.

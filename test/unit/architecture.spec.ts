@@ -32,7 +32,8 @@ const WIRING_ROOT = new Set(['idempotency.module.ts', 'index.ts']);
 /** The part of the tree a file of src/ (path relative to src/) belongs to. */
 function partOf(file: string): string {
   const [first, second] = file.split('/');
-  if (second === undefined) return SHARED_ROOT.has(first) ? 'shared root' : WIRING_ROOT.has(first) ? 'wiring root' : `root file ${first}`;
+  if (second === undefined)
+    return SHARED_ROOT.has(first) ? 'shared root' : WIRING_ROOT.has(first) ? 'wiring root' : `root file ${first}`;
   if (first === 'hosts') return ['wire', 'typeorm', 'pg'].includes(second) ? `hosts/${second}` : 'hosts port';
   return first;
 }
@@ -50,31 +51,43 @@ function violation({ from, to }: Import, subpathEntries: ReadonlySet<string>): s
   }
   if (source === 'wiring root' || target === 'shared root' || source === target) return undefined;
   if (source === 'hosts/typeorm' || source === 'hosts/pg') {
-    if (target === 'hosts/typeorm' || target === 'hosts/pg') return `${from} (an adapter) imports ${to} (another adapter)`;
+    if (target === 'hosts/typeorm' || target === 'hosts/pg')
+      return `${from} (an adapter) imports ${to} (another adapter)`;
   }
   const allowed = MAY_IMPORT[source];
-  if (allowed === undefined) return `${from} is in no part of the architecture (${source}): place it, and add its rules`;
-  return allowed.includes(target) ? undefined : `${from} (${source}) imports ${to} (${target}), which ${source} may not import`;
+  if (allowed === undefined)
+    return `${from} is in no part of the architecture (${source}): place it, and add its rules`;
+  return allowed.includes(target)
+    ? undefined
+    : `${from} (${source}) imports ${to} (${target}), which ${source} may not import`;
 }
 
 /** Every relative import of src/'s files but the demo's, as paths relative to src/. */
 function importsOfSrc(): Import[] {
-  const files = (readdirSync('src', { recursive: true }) as string[]).filter((file) => file.endsWith('.ts') && !file.startsWith('demo/'));
+  const files = (readdirSync('src', { recursive: true }) as string[]).filter(
+    (file) => file.endsWith('.ts') && !file.startsWith('demo/'),
+  );
   return files.flatMap((from) =>
-    [...readFileSync(join('src', from), 'utf8').matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].map(([, specifier]) => ({
-      from,
-      to: relative('src', normalize(join('src', dirname(from), specifier))).replace(/\.js$/, '.ts'),
-    })),
+    [...readFileSync(join('src', from), 'utf8').matchAll(/(?:from|import\()\s*'(\.{1,2}\/[^']+)'/g)].map(
+      ([, specifier]) => ({
+        from,
+        to: relative('src', normalize(join('src', dirname(from), specifier))).replace(/\.js$/, '.ts'),
+      }),
+    ),
   );
 }
 
 /** The folders of src/ that the package exports as subpaths (`nestjs-pg-idempotency/cls`…), from package.json. */
 function subpathEntries(): Set<string> {
-  const { exports } = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, { import?: { default: string } } | string> };
+  const { exports } = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    exports: Record<string, { import?: { default: string } } | string>;
+  };
   return new Set(
     Object.entries(exports)
       .filter(([name, target]) => name !== '.' && typeof target === 'object' && target.import)
-      .map(([, target]) => dirname((target as { import: { default: string } }).import.default.replace(/^\.\/dist\/esm\//, ''))),
+      .map(([, target]) =>
+        dirname((target as { import: { default: string } }).import.default.replace(/^\.\/dist\/esm\//, '')),
+      ),
   );
 }
 
@@ -84,7 +97,15 @@ describe('the architecture: src/ imports only what docs/development.md allows', 
   it('reads the imports and the subpath entries it checks', () => {
     const imports = importsOfSrc();
     expect(imports.length).toBeGreaterThan(300);
-    expect([...entries].sort()).toEqual(['client', 'http/openapi', 'messages/jetstream', 'operations/terminus', 'tools/cls', 'tools/drizzle', 'tools/prisma']);
+    expect([...entries].sort()).toEqual([
+      'client',
+      'http/openapi',
+      'messages/jetstream',
+      'operations/terminus',
+      'tools/cls',
+      'tools/drizzle',
+      'tools/prisma',
+    ]);
   });
 
   it('no import of src/ crosses a rule', () => {
@@ -100,7 +121,10 @@ describe('the architecture: src/ imports only what docs/development.md allows', 
     [{ from: 'core/exactly-once.ts', to: 'hosts/typeorm/typeorm-host.ts' }, /\(core\) imports .* \(hosts\/typeorm\)/],
     [{ from: 'hosts/pg/pool-host.ts', to: 'hosts/typeorm/typeorm-failures.ts' }, /another adapter/],
     [{ from: 'http/run/key-run.ts', to: 'tools/typeorm/idempotency-transaction.ts' }, /\(http\) imports .* \(tools\)/],
-    [{ from: 'messages/message-run.ts', to: 'operations/sweeper/idempotency.sweeper.ts' }, /\(messages\) imports .* \(operations\)/],
+    [
+      { from: 'messages/message-run.ts', to: 'operations/sweeper/idempotency.sweeper.ts' },
+      /\(messages\) imports .* \(operations\)/,
+    ],
     [{ from: 'key/scoped-key.ts', to: 'options/settings.ts' }, /\(key\) imports .* \(options\)/],
     [{ from: 'tools/cls/self-check.ts', to: 'tools/prisma/index.ts' }, /a subpath entry/],
     [{ from: 'surprise/new.ts', to: 'core/exactly-once.ts' }, /in no part of the architecture/],

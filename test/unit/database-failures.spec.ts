@@ -11,8 +11,14 @@ import { postgresFailure, translated } from '../../src/hosts/wire/postgres-failu
 describe('database failures', () => {
   const pg = (code: string) => Object.assign(new Error(`failed with ${code}`), { code });
   const typeorm = (code: string) => Object.assign(new Error('QueryFailedError'), { driverError: pg(code) });
-  const drizzle = (code: string) => Object.assign(new Error('Failed query: insert into payments …'), { cause: pg(code) });
-  const readings = (code: string) => [postgresFailure(pg(code)), typeOrmFailure(typeorm(code)), typeOrmFailure(pg(code)), postgresFailure(drizzle(code))];
+  const drizzle = (code: string) =>
+    Object.assign(new Error('Failed query: insert into payments …'), { cause: pg(code) });
+  const readings = (code: string) => [
+    postgresFailure(pg(code)),
+    typeOrmFailure(typeorm(code)),
+    typeOrmFailure(pg(code)),
+    postgresFailure(drizzle(code)),
+  ];
 
   it.each([
     ['08006', 'connection failure'],
@@ -30,20 +36,28 @@ describe('database failures', () => {
     }
   });
 
-  it.each(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])('a socket that failed (%s) is unavailability', (errno) => {
-    expect(postgresFailure(Object.assign(new Error(errno), { code: errno }))).toBeInstanceOf(DatabaseUnavailableError);
-  });
-
-  it.each(['timeout exceeded when trying to connect', 'Connection terminated unexpectedly', 'Client was closed and is not queryable'])(
-    'a pool or client that says "%s" is unavailability',
-    (message) => {
-      expect(postgresFailure(new Error(message))).toBeInstanceOf(DatabaseUnavailableError);
-      expect(typeOrmFailure(new Error(message))).toBeInstanceOf(DatabaseUnavailableError);
+  it.each(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT'])(
+    'a socket that failed (%s) is unavailability',
+    (errno) => {
+      expect(postgresFailure(Object.assign(new Error(errno), { code: errno }))).toBeInstanceOf(
+        DatabaseUnavailableError,
+      );
     },
   );
 
-  it("a QueryRunner TypeORM released when its connection failed is unavailability (it carries no code)", () => {
-    const released = Object.assign(new Error('Query runner already released. Cannot run queries anymore.'), { name: 'QueryRunnerAlreadyReleasedError' });
+  it.each([
+    'timeout exceeded when trying to connect',
+    'Connection terminated unexpectedly',
+    'Client was closed and is not queryable',
+  ])('a pool or client that says "%s" is unavailability', (message) => {
+    expect(postgresFailure(new Error(message))).toBeInstanceOf(DatabaseUnavailableError);
+    expect(typeOrmFailure(new Error(message))).toBeInstanceOf(DatabaseUnavailableError);
+  });
+
+  it('a QueryRunner TypeORM released when its connection failed is unavailability (it carries no code)', () => {
+    const released = Object.assign(new Error('Query runner already released. Cannot run queries anymore.'), {
+      name: 'QueryRunnerAlreadyReleasedError',
+    });
     expect(typeOrmFailure(released)).toBeInstanceOf(DatabaseUnavailableError);
   });
 
@@ -51,7 +65,10 @@ describe('database failures', () => {
     // PostgreSQL names the table and no constraint; the message text depends on the server's lc_messages.
     const fields = { code: '23514', table: 'idempotency_keys', schema: 'public' };
     const english = Object.assign(new Error('no partition of relation "idempotency_keys" found for row'), fields);
-    const german = Object.assign(new Error('keine Partition von Relation »idempotency_keys« für die Zeile gefunden'), fields);
+    const german = Object.assign(
+      new Error('keine Partition von Relation »idempotency_keys« für die Zeile gefunden'),
+      fields,
+    );
     for (const error of [english, german]) {
       expect(postgresFailure(error)).toBeInstanceOf(DatabaseUnavailableError);
       expect(typeOrmFailure({ driverError: error })).toBeInstanceOf(DatabaseUnavailableError);
@@ -59,11 +76,14 @@ describe('database failures', () => {
   });
 
   it('a CHECK constraint of the key table (23514 naming a constraint) stays a refusal', () => {
-    const check = Object.assign(new Error('new row for relation "idempotency_keys" violates check constraint "idempotency_keys_state_check"'), {
-      code: '23514',
-      table: 'idempotency_keys',
-      constraint: 'idempotency_keys_state_check',
-    });
+    const check = Object.assign(
+      new Error('new row for relation "idempotency_keys" violates check constraint "idempotency_keys_state_check"'),
+      {
+        code: '23514',
+        table: 'idempotency_keys',
+        constraint: 'idempotency_keys_state_check',
+      },
+    );
     expect(postgresFailure(check)).toBeInstanceOf(RefusedByDatabaseError);
   });
 
@@ -100,15 +120,31 @@ describe('database failures', () => {
 });
 
 describe("Prisma's errors, read through the driver adapter's error they carry", () => {
-  const known = (cause: object) => Object.assign(new Error('Invalid `prisma.payment.create()` invocation'), { code: 'P2034', meta: { driverAdapterError: { name: 'DriverAdapterError', cause } } });
+  const known = (cause: object) =>
+    Object.assign(new Error('Invalid `prisma.payment.create()` invocation'), {
+      code: 'P2034',
+      meta: { driverAdapterError: { name: 'DriverAdapterError', cause } },
+    });
 
   it.each([
-    [{ kind: 'TransactionWriteConflict', originalCode: '40001', originalMessage: 'could not serialize access' }, LostRaceError],
-    [{ kind: 'postgres', code: '57014', message: 'canceling statement due to statement timeout' }, DatabaseUnavailableError],
-    [{ kind: 'TooManyConnections', originalCode: '53300', originalMessage: 'too many clients' }, DatabaseUnavailableError],
+    [
+      { kind: 'TransactionWriteConflict', originalCode: '40001', originalMessage: 'could not serialize access' },
+      LostRaceError,
+    ],
+    [
+      { kind: 'postgres', code: '57014', message: 'canceling statement due to statement timeout' },
+      DatabaseUnavailableError,
+    ],
+    [
+      { kind: 'TooManyConnections', originalCode: '53300', originalMessage: 'too many clients' },
+      DatabaseUnavailableError,
+    ],
     [{ kind: 'ConnectionClosed' }, DatabaseUnavailableError],
     [{ kind: 'DatabaseNotReachable', host: '127.0.0.1', port: 1 }, DatabaseUnavailableError],
-    [{ kind: 'UniqueConstraintViolation', originalCode: '23505', originalMessage: 'duplicate key' }, RefusedByDatabaseError],
+    [
+      { kind: 'UniqueConstraintViolation', originalCode: '23505', originalMessage: 'duplicate key' },
+      RefusedByDatabaseError,
+    ],
   ])('%o is a %p', (cause, failure) => {
     expect(postgresFailure(prismaDriverError(known(cause)))).toBeInstanceOf(failure);
   });

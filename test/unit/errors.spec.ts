@@ -5,7 +5,14 @@ import { DatabaseUnavailableError, LostRaceError, RefusedByDatabaseError } from 
 import { RolledBackAtCommitError } from '../../src/hosts/wire/commit-outcome.js';
 import { StatementsVanishedError } from '../../src/hosts/wire/statement-sender.js';
 import { givenUpAfter, StatementTimeoutError } from '../../src/hosts/wire/time-bound.js';
-import { IdempotencyConfigurationError, IdempotencyError, KeyConsoleInputError, KeyNotFoundError, NotAnHttpRouteError, UnreadableOutcomeError } from '../../src/index.js';
+import {
+  IdempotencyConfigurationError,
+  IdempotencyError,
+  KeyConsoleInputError,
+  KeyNotFoundError,
+  NotAnHttpRouteError,
+  UnreadableOutcomeError,
+} from '../../src/index.js';
 import { MessageNotAnsweredError } from '../../src/messages/message-entry.js';
 import { NewTransactionInKeyError } from '../../src/tools/cls/transactional.errors.js';
 
@@ -16,9 +23,14 @@ const OUTSIDE_THE_MODULE = ['client/', 'demo/'];
 describe('one error base: every error of the module is an IdempotencyError', () => {
   it('no file of src/ throws a bare Error or extends Error but the base itself', () => {
     const files = (readdirSync('src', { recursive: true }) as string[]).filter(
-      (file) => file.endsWith('.ts') && !OWN_BASE.includes(file) && !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
+      (file) =>
+        file.endsWith('.ts') &&
+        !OWN_BASE.includes(file) &&
+        !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
     );
-    const bare = files.filter((file) => /\bnew Error\(|\bthrow Error\(|\bextends Error\b/.test(readFileSync(join('src', file), 'utf8')));
+    const bare = files.filter((file) =>
+      /\bnew Error\(|\bthrow Error\(|\bextends Error\b/.test(readFileSync(join('src', file), 'utf8')),
+    );
     expect(bare).toEqual([]);
   });
 
@@ -29,7 +41,10 @@ describe('one error base: every error of the module is an IdempotencyError', () 
     ['DatabaseUnavailableError', new DatabaseUnavailableError(new Error('connection terminated'), '57P01')],
     ['LostRaceError', new LostRaceError(new Error('deadlock detected'), '40P01')],
     ['RefusedByDatabaseError', new RefusedByDatabaseError(new Error('division by zero'), '22012')],
-    ['StatementsVanishedError', new StatementsVanishedError(new Error('prepared statement "x" does not exist'), 'the pooler lost it')],
+    [
+      'StatementsVanishedError',
+      new StatementsVanishedError(new Error('prepared statement "x" does not exist'), 'the pooler lost it'),
+    ],
     ['RolledBackAtCommitError', new RolledBackAtCommitError()],
     ['StatementTimeoutError', new StatementTimeoutError('a sweep did not answer within 10 ms')],
     ['ShuttingDownError', new ShuttingDownError()],

@@ -36,7 +36,9 @@ describe('fingerprintRequest', () => {
     expect(infinite.equals(of('{"amount":"Infinity"}'))).toBe(false);
     expect(infinite.equals(of('{"amount":"\\u0000nestjs-pg-idempotency:number:Infinity"}'))).toBe(false);
     expect(fingerprintRequest(request({ amount: Number.NaN })).equals(of('{"amount":null}'))).toBe(false);
-    expect(fingerprintRequest(request({}), () => Infinity).equals(fingerprintRequest(request({}), () => null))).toBe(false);
+    expect(fingerprintRequest(request({}), () => Infinity).equals(fingerprintRequest(request({}), () => null))).toBe(
+      false,
+    );
   });
 
   it('writes every JSON value as JSON.stringify does, so fingerprints recorded before stay valid', () => {
@@ -54,17 +56,26 @@ describe('fingerprintRequest', () => {
     expect(nestsDeeperThan({ a: { b: [1, { c: 2 }] } }, 3)).toBe(true);
   });
 
-  it('ignores the order of query parameters, but not the order of a repeated parameter\'s values (a list)', () => {
+  it("ignores the order of query parameters, but not the order of a repeated parameter's values (a list)", () => {
     expect(fingerprintRequest(request({}, 'a=1&b=2')).equals(fingerprintRequest(request({}, 'b=2&a=1')))).toBe(true);
-    expect(fingerprintRequest(request({}, 'item=a&b=2&item=b')).equals(fingerprintRequest(request({}, 'b=2&item=a&item=b')))).toBe(true);
-    expect(fingerprintRequest(request({}, 'item=a&item=b')).equals(fingerprintRequest(request({}, 'item=b&item=a')))).toBe(false);
+    expect(
+      fingerprintRequest(request({}, 'item=a&b=2&item=b')).equals(fingerprintRequest(request({}, 'b=2&item=a&item=b'))),
+    ).toBe(true);
+    expect(
+      fingerprintRequest(request({}, 'item=a&item=b')).equals(fingerprintRequest(request({}, 'item=b&item=a'))),
+    ).toBe(false);
   });
 
   it('can be narrowed to selected fields, or replaced by a function', () => {
     const narrowed = (body: unknown) => fingerprintRequest(request(body), ['amount', 'payer.id']);
-    expect(narrowed({ amount: 1, payer: { id: 'p' }, note: 'x' }).equals(narrowed({ amount: 1, payer: { id: 'p' }, note: 'y' }))).toBe(true);
+    expect(
+      narrowed({ amount: 1, payer: { id: 'p' }, note: 'x' }).equals(
+        narrowed({ amount: 1, payer: { id: 'p' }, note: 'y' }),
+      ),
+    ).toBe(true);
     expect(narrowed({ amount: 1, payer: { id: 'p' } }).equals(narrowed({ amount: 1, payer: { id: 'q' } }))).toBe(false);
-    const byHeader = (tenant: string) => fingerprintRequest({ body: {}, query: '', headers: { 'x-tenant': tenant } }, (r) => r.headers['x-tenant']);
+    const byHeader = (tenant: string) =>
+      fingerprintRequest({ body: {}, query: '', headers: { 'x-tenant': tenant } }, (r) => r.headers['x-tenant']);
     expect(byHeader('a').equals(byHeader('a'))).toBe(true);
     expect(byHeader('a').equals(byHeader('b'))).toBe(false);
   });
@@ -74,7 +85,9 @@ describe('the query string in the fingerprint', () => {
   /** The fingerprint as earlier versions computed it: the query through URLSearchParams. */
   function fingerprintBefore(body: unknown, query: string): Buffer {
     const pairs = query === '' ? [] : [...new URLSearchParams(query)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return createHash('sha256').update(canonicalJson({ body, query: pairs })).digest();
+    return createHash('sha256')
+      .update(canonicalJson({ body, query: pairs }))
+      .digest();
   }
   const now = (body: unknown, query: string) => fingerprintRequest({ body, query, headers: {} });
 

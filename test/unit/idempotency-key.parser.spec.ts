@@ -6,7 +6,10 @@ const UUID = '8e03978e-40d5-43e8-bc93-6894a57f9324';
 const UUID_V7 = '01932c07-209c-7a87-9a43-1e5d2b7c3f10';
 const ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const parse = (values: string[], format: KeyFormat = 'uuid-or-ulid') =>
-  parseIdempotencyKey(values.flatMap((value) => ['Idempotency-Key', value]), keyFormatPredicate(format));
+  parseIdempotencyKey(
+    values.flatMap((value) => ['Idempotency-Key', value]),
+    keyFormatPredicate(format),
+  );
 
 function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
   try {
@@ -20,7 +23,9 @@ function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
 
 describe('parseIdempotencyKey', () => {
   it('returns undefined when the header is absent', () => {
-    expect(parseIdempotencyKey(['Content-Type', 'application/json'], keyFormatPredicate('uuid-or-ulid'))).toBeUndefined();
+    expect(
+      parseIdempotencyKey(['Content-Type', 'application/json'], keyFormatPredicate('uuid-or-ulid')),
+    ).toBeUndefined();
   });
 
   it.each([UUID, UUID.toUpperCase(), UUID_V7, ULID])('accepts %s bare and as an RFC 8941 sf-string', (key) => {

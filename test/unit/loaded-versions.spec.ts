@@ -5,7 +5,13 @@ import { loadedVersion } from '../support/loaded-versions.js';
 
 declare const EXPECTED_STACK: Record<string, string>;
 
-const NEST_PACKAGES = ['@nestjs/common', '@nestjs/platform-express', '@nestjs/platform-fastify', '@nestjs/typeorm', '@nestjs/swagger'];
+const NEST_PACKAGES = [
+  '@nestjs/common',
+  '@nestjs/platform-express',
+  '@nestjs/platform-fastify',
+  '@nestjs/typeorm',
+  '@nestjs/swagger',
+];
 const majorOf = (name: string): string => loadedVersion(name).split('.')[0];
 
 describe('loaded NestJS and TypeORM', () => {

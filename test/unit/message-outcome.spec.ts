@@ -21,15 +21,35 @@ describe('settlementOf', () => {
 
   it('lists every outcome', () => {
     const kinds: Record<MessageOutcome['kind'], true> = {
-      executed: true, duplicate: true, 'failed-before': true, held: true, retry: true, unavailable: true, dead: true, mismatch: true, malformed: true,
+      executed: true,
+      duplicate: true,
+      'failed-before': true,
+      held: true,
+      retry: true,
+      unavailable: true,
+      dead: true,
+      mismatch: true,
+      malformed: true,
     };
     expect(new Set(table.map(([outcome]) => outcome.kind))).toEqual(new Set(Object.keys(kinds)));
   });
 });
 
 describe('readMessage', () => {
-  const settings = { keyOf: (m: ReceivedMessage) => m.id, tenantOf: () => undefined, ttlMs: 60_000 } as unknown as MessageSettings;
-  const message = (over: Partial<ReceivedMessage>): ReceivedMessage => ({ transport: 'rmq', pattern: 'payment.created', headers: {}, data: { a: 1, b: 2 }, attempt: 1, id: 'k-1', ...over });
+  const settings = {
+    keyOf: (m: ReceivedMessage) => m.id,
+    tenantOf: () => undefined,
+    ttlMs: 60_000,
+  } as unknown as MessageSettings;
+  const message = (over: Partial<ReceivedMessage>): ReceivedMessage => ({
+    transport: 'rmq',
+    pattern: 'payment.created',
+    headers: {},
+    data: { a: 1, b: 2 },
+    attempt: 1,
+    id: 'k-1',
+    ...over,
+  });
 
   it('scopes the key by pattern and tenant, and fingerprints the payload whatever its key order', () => {
     const read = readMessage(message({}), settings);

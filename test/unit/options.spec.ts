@@ -12,7 +12,9 @@ describe('the renewLease option', () => {
   });
 
   it('refuses anything but true or false, naming the option', () => {
-    expect(() => resolveModuleOptions({ renewLease: 'yes' as never })).toThrow('option "renewLease" must be true or false, got yes');
+    expect(() => resolveModuleOptions({ renewLease: 'yes' as never })).toThrow(
+      'option "renewLease" must be true or false, got yes',
+    );
     expect(() => resolveRouteOptions(resolveModuleOptions({}), { renewLease: 1 as never })).toThrow(
       'option "renewLease" must be true or false, got 1',
     );
@@ -30,7 +32,9 @@ describe('durations', () => {
 
   it('refuse a ttl of 0, which would expire every key as it is recorded', () => {
     expect(() => resolveModuleOptions({ ttl: 0 })).toThrow('option "ttl" must be longer than 0');
-    expect(() => resolveRouteOptions(resolveModuleOptions({}), { ttl: '0s' })).toThrow('option "ttl" must be longer than 0');
+    expect(() => resolveRouteOptions(resolveModuleOptions({}), { ttl: '0s' })).toThrow(
+      'option "ttl" must be longer than 0',
+    );
   });
 });
 
@@ -42,15 +46,21 @@ describe('duration bounds', () => {
 
   it('refuse a lease under 1 s, which would be renewed faster than a round trip and end under a running holder', () => {
     expect(() => resolveModuleOptions({ lease: '2ms' })).toThrow('option "lease" must be at least 1000 ms, got 2');
-    expect(() => resolveRouteOptions(resolveModuleOptions({}), { mode: 'lease', lease: 999 })).toThrow(/option "lease" must be at least 1000 ms/);
+    expect(() => resolveRouteOptions(resolveModuleOptions({}), { mode: 'lease', lease: 999 })).toThrow(
+      /option "lease" must be at least 1000 ms/,
+    );
     expect(resolveModuleOptions({ lease: '1s' }).leaseMs).toBe(1000);
   });
 
   it('refuse what a timer or PostgreSQL could not hold, naming the option', () => {
     expect(() => resolveModuleOptions({ lease: '75d' })).toThrow(/option "lease" must be at most 6442450941 ms/);
-    expect(() => resolveModuleOptions({ sweepInterval: '25d' })).toThrow(/option "sweepInterval" must be at most 2147483647 ms/);
+    expect(() => resolveModuleOptions({ sweepInterval: '25d' })).toThrow(
+      /option "sweepInterval" must be at most 2147483647 ms/,
+    );
     expect(() => resolveModuleOptions({ ttl: Number.MAX_SAFE_INTEGER })).toThrow(/option "ttl" must be at most/);
-    expect(resolveModuleOptions({ ttl: '3650d', lease: '74d', sweepInterval: '24d' })).toMatchObject({ ttlMs: 315_360_000_000 });
+    expect(resolveModuleOptions({ ttl: '3650d', lease: '74d', sweepInterval: '24d' })).toMatchObject({
+      ttlMs: 315_360_000_000,
+    });
   });
 });
 
@@ -63,7 +73,9 @@ describe('partitionInterval (the partitioned key table)', () => {
 
   it('takes any duration from 1 s (partitions are named to the second)', () => {
     expect(resolveModuleOptions({ partitionInterval: '1s' }).partitionIntervalMs).toBe(1_000);
-    expect(() => resolveModuleOptions({ partitionInterval: '500ms' })).toThrow('option "partitionInterval" must be at least 1000 ms, got 500');
+    expect(() => resolveModuleOptions({ partitionInterval: '500ms' })).toThrow(
+      'option "partitionInterval" must be at least 1000 ms, got 500',
+    );
   });
 });
 
@@ -71,23 +83,53 @@ describe('options a typo would turn into another behaviour', () => {
   const module = resolveModuleOptions({});
 
   it('are refused when the app starts, naming the option', () => {
-    expect(() => resolveModuleOptions({ anonymousCallers: 'deny' as never })).toThrow(`option "anonymousCallers" must be 'reject' or 'shared', got 'deny'`);
+    expect(() => resolveModuleOptions({ anonymousCallers: 'deny' as never })).toThrow(
+      `option "anonymousCallers" must be 'reject' or 'shared', got 'deny'`,
+    );
     expect(() => resolveModuleOptions({ keyFormat: 'uuid' as never })).toThrow('option "keyFormat" must be');
     expect(() => resolveModuleOptions({ caller: 'user.id' as never })).toThrow('option "caller" must be a function');
-    expect(() => resolveModuleOptions({ storeResponse: true as never })).toThrow('option "storeResponse" must be a function');
-    expect(() => resolveModuleOptions({ replayHeaders: 'x-request-id' as never })).toThrow('option "replayHeaders" must be a list of header names');
-    expect(() => resolveModuleOptions({ preparedStatements: 'false' as never })).toThrow('option "preparedStatements" must be true or false');
-    expect(() => resolveRouteOptions(module, { fingerprint: 'amount' as never })).toThrow('option "fingerprint" must be a list of body field paths');
+    expect(() => resolveModuleOptions({ storeResponse: true as never })).toThrow(
+      'option "storeResponse" must be a function',
+    );
+    expect(() => resolveModuleOptions({ replayHeaders: 'x-request-id' as never })).toThrow(
+      'option "replayHeaders" must be a list of header names',
+    );
+    expect(() => resolveModuleOptions({ preparedStatements: 'false' as never })).toThrow(
+      'option "preparedStatements" must be true or false',
+    );
+    expect(() => resolveRouteOptions(module, { fingerprint: 'amount' as never })).toThrow(
+      'option "fingerprint" must be a list of body field paths',
+    );
     expect(() => resolveRouteOptions(module, { fingerprint: ['amount', ''] })).toThrow('option "fingerprint"');
-    expect(() => resolveRouteOptions(module, { mode: 'leased' as never })).toThrow(`option "mode" must be 'transactional' or 'lease', got 'leased'`);
-    expect(() => resolveRouteOptions(module, { required: 'false' as never })).toThrow('option "required" must be true or false');
+    expect(() => resolveRouteOptions(module, { mode: 'leased' as never })).toThrow(
+      `option "mode" must be 'transactional' or 'lease', got 'leased'`,
+    );
+    expect(() => resolveRouteOptions(module, { required: 'false' as never })).toThrow(
+      'option "required" must be true or false',
+    );
     expect(() => resolveRouteOptions(module, { keyFormat: 'ulid' as never })).toThrow('option "keyFormat" must be');
   });
 
   it('accept every documented form', () => {
-    expect(resolveModuleOptions({ anonymousCallers: 'shared', keyFormat: /^[a-z]+$/, caller: () => 'a', replayHeaders: ['X-Request-Id'] }).anonymousCallers).toBe('shared');
-    expect(resolveRouteOptions(module, { fingerprint: ['amount', 'payer.id'], keyFormat: 'printable-ascii', mode: 'lease', required: false }).required).toBe(false);
-    expect(resolveRouteOptions(module, { fingerprint: () => 1, keyFormat: (key) => key.length > 3 }).fingerprint).toEqual(expect.any(Function));
+    expect(
+      resolveModuleOptions({
+        anonymousCallers: 'shared',
+        keyFormat: /^[a-z]+$/,
+        caller: () => 'a',
+        replayHeaders: ['X-Request-Id'],
+      }).anonymousCallers,
+    ).toBe('shared');
+    expect(
+      resolveRouteOptions(module, {
+        fingerprint: ['amount', 'payer.id'],
+        keyFormat: 'printable-ascii',
+        mode: 'lease',
+        required: false,
+      }).required,
+    ).toBe(false);
+    expect(
+      resolveRouteOptions(module, { fingerprint: () => 1, keyFormat: (key) => key.length > 3 }).fingerprint,
+    ).toEqual(expect.any(Function));
   });
 });
 
@@ -96,7 +138,11 @@ describe('every entry merges its options over the defaults in one way', () => {
 
   it('an option given as undefined falls back to its default, on a route and on a message handler alike', () => {
     const route = resolveRouteOptions(module, { mode: undefined, ttl: undefined, lease: undefined });
-    const message = resolveMessageOptions(module, { mode: undefined, ttl: undefined, lease: undefined, maxAttempts: undefined }, 'Consumer.pay');
+    const message = resolveMessageOptions(
+      module,
+      { mode: undefined, ttl: undefined, lease: undefined, maxAttempts: undefined },
+      'Consumer.pay',
+    );
     for (const settings of [route, message]) {
       expect(settings).toMatchObject({ mode: 'transactional', ttlMs: 7_200_000, leaseMs: 20_000, renewLease: true });
     }
@@ -104,7 +150,11 @@ describe('every entry merges its options over the defaults in one way', () => {
   });
 
   it('an invalid mode is refused on both, naming the handler', () => {
-    expect(() => resolveRouteOptions(module, { mode: 'once' as never }, 'Payments.create')).toThrow(/@Idempotent\(\) on Payments\.create: option "mode"/);
-    expect(() => resolveMessageOptions(module, { mode: 'once' as never }, 'Consumer.pay')).toThrow(/@IdempotentMessage\(\) on Consumer\.pay: option "mode"/);
+    expect(() => resolveRouteOptions(module, { mode: 'once' as never }, 'Payments.create')).toThrow(
+      /@Idempotent\(\) on Payments\.create: option "mode"/,
+    );
+    expect(() => resolveMessageOptions(module, { mode: 'once' as never }, 'Consumer.pay')).toThrow(
+      /@IdempotentMessage\(\) on Consumer\.pay: option "mode"/,
+    );
   });
 });

@@ -1,8 +1,23 @@
-import { afterRecording, type Answer, type Decision, decide, decideWork, type Recording, type WorkDecision } from '../../src/core/outcome-decision.js';
+import {
+  afterRecording,
+  type Answer,
+  type Decision,
+  decide,
+  decideWork,
+  type Recording,
+  type WorkDecision,
+} from '../../src/core/outcome-decision.js';
 
 const record = (rollbackWrites: boolean): Decision => ({ action: 'record', rollbackWrites });
-const release = (keepWrites: boolean, reason: 'not-stored' | 'failed', status: number, replaceWith?: 'failed-after-answer' | 'too-large'): Decision =>
-  replaceWith ? { action: 'release', keepWrites, reason, status, replaceWith } : { action: 'release', keepWrites, reason, status };
+const release = (
+  keepWrites: boolean,
+  reason: 'not-stored' | 'failed',
+  status: number,
+  replaceWith?: 'failed-after-answer' | 'too-large',
+): Decision =>
+  replaceWith
+    ? { action: 'release', keepWrites, reason, status, replaceWith }
+    : { action: 'release', keepWrites, reason, status };
 
 /**
  * Every case of an outcome: how the answer came (after the handler, sent by the handler itself
@@ -11,7 +26,9 @@ const release = (keepWrites: boolean, reason: 'not-stored' | 'failed', status: n
  * deterministic 4xx), 503 (not stored by the default policy) and 204 (a success the route's
  * policy declines).
  */
-const CASES: Array<[answer: Answer, failed: boolean, status: number, storable: boolean, fits: boolean, expected: Decision]> = [
+const CASES: Array<
+  [answer: Answer, failed: boolean, status: number, storable: boolean, fits: boolean, expected: Decision]
+> = [
   // after the handler: the usual path
   ['after-handler', false, 201, true, true, record(false)],
   ['after-handler', false, 201, true, false, release(false, 'failed', 201, 'too-large')],
@@ -48,18 +65,27 @@ describe('decide(): what to do with an outcome', () => {
     expect(CASES).toHaveLength(seen.size);
   });
 
-  it.each(CASES)('%s, handler failed %s, status %i, storable %s, fits %s', (answer, handlerFailed, status, storable, fits, expected) => {
-    expect(decide({ answer, handlerFailed, status, storable, fits })).toEqual(expected);
-  });
+  it.each(CASES)(
+    '%s, handler failed %s, status %i, storable %s, fits %s',
+    (answer, handlerFailed, status, storable, fits, expected) => {
+      expect(decide({ answer, handlerFailed, status, storable, fits })).toEqual(expected);
+    },
+  );
 
   it('a success the policy does not store keeps its writes; a failure that is not stored rolls them back, whatever its status', () => {
     for (const status of [200, 204, 302, 399]) {
-      expect(decide({ answer: 'after-handler', handlerFailed: false, status, storable: false, fits: true })).toMatchObject({ keepWrites: true });
+      expect(
+        decide({ answer: 'after-handler', handlerFailed: false, status, storable: false, fits: true }),
+      ).toMatchObject({ keepWrites: true });
     }
     for (const status of [400, 408, 429, 500, 503]) {
-      expect(decide({ answer: 'after-handler', handlerFailed: false, status, storable: false, fits: true })).toMatchObject({ keepWrites: false });
+      expect(
+        decide({ answer: 'after-handler', handlerFailed: false, status, storable: false, fits: true }),
+      ).toMatchObject({ keepWrites: false });
     }
-    expect(decide({ answer: 'after-handler', handlerFailed: true, status: 201, storable: false, fits: true })).toMatchObject({ keepWrites: false });
+    expect(
+      decide({ answer: 'after-handler', handlerFailed: true, status: 201, storable: false, fits: true }),
+    ).toMatchObject({ keepWrites: false });
   });
 });
 
@@ -68,8 +94,14 @@ describe('afterRecording(): what recording came to', () => {
     [{ kind: 'recorded' }, { event: 'executed' }],
     [{ kind: 'skipped' }, { event: 'executed' }],
     [{ kind: 'lost' }, { event: 'released', reason: 'lease-lost', replaceWith: 'lease-taken-over' }],
-    [{ kind: 'failed', refused: true }, { event: 'released', reason: 'failed', replaceWith: 'outcome-refused' }],
-    [{ kind: 'failed', refused: false }, { event: 'released', reason: 'failed', replaceWith: 'store-unavailable' }],
+    [
+      { kind: 'failed', refused: true },
+      { event: 'released', reason: 'failed', replaceWith: 'outcome-refused' },
+    ],
+    [
+      { kind: 'failed', refused: false },
+      { event: 'released', reason: 'failed', replaceWith: 'store-unavailable' },
+    ],
   ])('%j → %j', (recording, expected) => {
     expect(afterRecording(recording)).toEqual(expected);
   });
@@ -88,11 +120,17 @@ describe('decideWork(): what to do when work run through the core (a message, a 
   ];
 
   it('the table lists every combination once', () => {
-    expect(new Set(CASES_OF_WORK.map(([failed, transient, recordFailure]) => `${failed}/${transient}/${recordFailure}`)).size).toBe(8);
+    expect(
+      new Set(CASES_OF_WORK.map(([failed, transient, recordFailure]) => `${failed}/${transient}/${recordFailure}`))
+        .size,
+    ).toBe(8);
     expect(CASES_OF_WORK).toHaveLength(8);
   });
 
-  it.each(CASES_OF_WORK)("failed %s, the store's failure %s, recordFailure asked %s", (failed, transient, recordFailure, expected) => {
-    expect(decideWork({ failed, transient, recordFailure })).toEqual(expected);
-  });
+  it.each(CASES_OF_WORK)(
+    "failed %s, the store's failure %s, recordFailure asked %s",
+    (failed, transient, recordFailure, expected) => {
+      expect(decideWork({ failed, transient, recordFailure })).toEqual(expected);
+    },
+  );
 });

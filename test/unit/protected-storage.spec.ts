@@ -15,21 +15,40 @@ describe('the storage option', () => {
   });
 
   it('refuses a key that is not 32 bytes, a repeated id, an empty list and an unknown key storage, naming the option', () => {
-    expect(() => resolveModuleOptions({ storage: { encryption: { keys: [{ id: 'k1', key: randomBytes(16) }] } } })).toThrow(
+    expect(() =>
+      resolveModuleOptions({ storage: { encryption: { keys: [{ id: 'k1', key: randomBytes(16) }] } } }),
+    ).toThrow(
       'option "storage.encryption.keys[0].key" must be 32 bytes (a Buffer, or their base64 text: openssl rand -base64 32), got 16 bytes',
     );
-    expect(() => resolveModuleOptions({ storage: { encryption: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } } })).toThrow('got 5 bytes');
+    expect(() => resolveModuleOptions({ storage: { encryption: { keys: [{ id: 'k1', key: 'c2hvcnQ=' }] } } })).toThrow(
+      'got 5 bytes',
+    );
     expect(() =>
-      resolveModuleOptions({ storage: { encryption: { keys: [{ id: 'k1', key: aesKey() }, { id: 'k1', key: aesKey() }] } } }),
-    ).toThrow("option \"storage.encryption.keys[1].id\" repeats the id 'k1'");
-    expect(() => resolveModuleOptions({ storage: { encryption: { keys: [{ id: '', key: aesKey() }] } } })).toThrow('must be 1 to 64 printable ASCII');
+      resolveModuleOptions({
+        storage: {
+          encryption: {
+            keys: [
+              { id: 'k1', key: aesKey() },
+              { id: 'k1', key: aesKey() },
+            ],
+          },
+        },
+      }),
+    ).toThrow('option "storage.encryption.keys[1].id" repeats the id \'k1\'');
+    expect(() => resolveModuleOptions({ storage: { encryption: { keys: [{ id: '', key: aesKey() }] } } })).toThrow(
+      'must be 1 to 64 printable ASCII',
+    );
     expect(() => resolveModuleOptions({ storage: { encryption: { keys: [] } } })).toThrow('must list at least one key');
-    expect(() => resolveModuleOptions({ storage: { keys: 'hashed' as never } })).toThrow(`option "storage.keys" must be 'clear' or 'digest'`);
+    expect(() => resolveModuleOptions({ storage: { keys: 'hashed' as never } })).toThrow(
+      `option "storage.keys" must be 'clear' or 'digest'`,
+    );
   });
 
   it('takes a key as base64 text', () => {
     const key = aesKey();
-    const settings = resolveModuleOptions({ storage: { encryption: { keys: [{ id: 'k1', key: key.toString('base64') }] } } });
+    const settings = resolveModuleOptions({
+      storage: { encryption: { keys: [{ id: 'k1', key: key.toString('base64') }] } },
+    });
     expect((settings.outcomes as SealedOutcomes).currentKeyId).toBe('k1');
   });
 });
@@ -37,13 +56,22 @@ describe('the storage option', () => {
 describe('sealed outcomes', () => {
   const owner = scopeKey('key', 'alice', 'POST /payments');
   const fingerprint = randomBytes(32);
-  const response = { status: 201, headers: [['content-type', 'application/json']] as [string, string][], body: Buffer.from('{"id":1}') };
+  const response = {
+    status: 201,
+    headers: [['content-type', 'application/json']] as [string, string][],
+    body: Buffer.from('{"id":1}'),
+  };
 
   it('open with any listed key; seal with the first', () => {
     const old = { id: 'old', key: aesKey() };
     const sealedBefore = new SealedOutcomes([old]).columns(response, owner, fingerprint);
     const rotated = new SealedOutcomes([{ id: 'new', key: aesKey() }, old]);
-    const row = { status: 201, response_headers: JSON.parse(sealedBefore[0]), response_body: sealedBefore[1], fingerprint };
+    const row = {
+      status: 201,
+      response_headers: JSON.parse(sealedBefore[0]),
+      response_body: sealedBefore[1],
+      fingerprint,
+    };
     expect(rotated.read(row, owner)).toEqual(response);
     expect(JSON.parse(rotated.columns(response, owner, fingerprint)[0])).toEqual({ sealedWith: 'new' });
   });
@@ -60,14 +88,21 @@ describe('sealed outcomes', () => {
 });
 
 describe('redaction', () => {
-  const redaction = resolveRouteOptions(resolveModuleOptions({}), { redact: { headers: ['X-Token'], body: ['card.number', 'items.secret'] } }).redaction;
+  const redaction = resolveRouteOptions(resolveModuleOptions({}), {
+    redact: { headers: ['X-Token'], body: ['card.number', 'items.secret'] },
+  }).redaction;
 
   it('drops the named headers, and the named fields of a JSON body (in every element of an array)', () => {
     const stored = redact(
       {
         status: 201,
-        headers: [['content-type', 'application/vnd.api+json; charset=utf-8'], ['x-token', 't']],
-        body: Buffer.from(JSON.stringify({ card: { number: '4242', last4: '4242' }, items: [{ secret: 1, n: 1 }, { n: 2 }] })),
+        headers: [
+          ['content-type', 'application/vnd.api+json; charset=utf-8'],
+          ['x-token', 't'],
+        ],
+        body: Buffer.from(
+          JSON.stringify({ card: { number: '4242', last4: '4242' }, items: [{ secret: 1, n: 1 }, { n: 2 }] }),
+        ),
       },
       redaction,
     );
@@ -76,13 +111,23 @@ describe('redaction', () => {
   });
 
   it('keeps a body that is not JSON, or has none of the fields, byte for byte', () => {
-    const text = { status: 200, headers: [['content-type', 'text/plain']] as [string, string][], body: Buffer.from('card.number') };
+    const text = {
+      status: 200,
+      headers: [['content-type', 'text/plain']] as [string, string][],
+      body: Buffer.from('card.number'),
+    };
     expect(redact(text, redaction).body).toBe(text.body);
-    const untouched = { status: 200, headers: [['content-type', 'application/json']] as [string, string][], body: Buffer.from('{ "a" : 1 }') };
+    const untouched = {
+      status: 200,
+      headers: [['content-type', 'application/json']] as [string, string][],
+      body: Buffer.from('{ "a" : 1 }'),
+    };
     expect(redact(untouched, redaction).body).toBe(untouched.body);
   });
 
   it('refuses a field path with an empty part', () => {
-    expect(() => resolveRouteOptions(resolveModuleOptions({}), { redact: { body: ['card.'] } })).toThrow('option "redact.body" must be a list of body field paths');
+    expect(() => resolveRouteOptions(resolveModuleOptions({}), { redact: { body: ['card.'] } })).toThrow(
+      'option "redact.body" must be a list of body field paths',
+    );
   });
 });

@@ -4,7 +4,11 @@ import type { Reservation } from '../../src/core/reserve/reservation.js';
 import { ReservationsInFlight, sharedRefusal, WAIT_LIMIT_MS } from '../../src/core/reserve/reservations-in-flight.js';
 
 const scope = scopeKey('key-1', 'alice', 'POST /payments');
-const request = (fingerprint: number): IdempotentRequest => ({ scope, fingerprint: Buffer.alloc(32, fingerprint), ttlMs: 60_000 });
+const request = (fingerprint: number): IdempotentRequest => ({
+  scope,
+  fingerprint: Buffer.alloc(32, fingerprint),
+  ttlMs: 60_000,
+});
 
 /** A reservation the test settles by hand. */
 function pending(): { promise: Promise<Reservation>; resolve: (r: Reservation) => void; reject: (e: Error) => void } {

@@ -1,25 +1,47 @@
 import { scopeKey } from '../../src/key/scoped-key.js';
 
-const scoped = ({ key, caller, endpoint }: { key: string; caller: string; endpoint: string }) => scopeKey(key, caller, endpoint);
+const scoped = ({ key, caller, endpoint }: { key: string; caller: string; endpoint: string }) =>
+  scopeKey(key, caller, endpoint);
 
 /**
  * Triples that a plain join of the three parts would confuse, whatever the separator and the
  * order of the parts (the scoping bug CONTRACT.md lists for other packages).
  */
 const LOOKALIKES = [
-  [{ key: 'c', caller: 'ab', endpoint: 'POST /p' }, { key: 'bc', caller: 'a', endpoint: 'POST /p' }],
-  [{ key: 'b:k', caller: 'u:a', endpoint: 'POST /p' }, { key: 'a:b:k', caller: 'u', endpoint: 'POST /p' }],
-  [{ key: 'k', caller: 'u:POST /p', endpoint: 'POST /q' }, { key: 'k', caller: 'u', endpoint: 'POST /p:POST /q' }],
-  [{ key: 'k|u', caller: 'v', endpoint: 'POST /p' }, { key: 'k', caller: 'u|v', endpoint: 'POST /p' }],
-  [{ key: 'k', caller: 'u', endpoint: 'POST /p' }, { key: 'k', caller: 'u', endpoint: 'POST /p ' }],
-  [{ key: 'k","u', caller: '', endpoint: 'POST /p' }, { key: 'k', caller: 'u","', endpoint: 'POST /p' }],
+  [
+    { key: 'c', caller: 'ab', endpoint: 'POST /p' },
+    { key: 'bc', caller: 'a', endpoint: 'POST /p' },
+  ],
+  [
+    { key: 'b:k', caller: 'u:a', endpoint: 'POST /p' },
+    { key: 'a:b:k', caller: 'u', endpoint: 'POST /p' },
+  ],
+  [
+    { key: 'k', caller: 'u:POST /p', endpoint: 'POST /q' },
+    { key: 'k', caller: 'u', endpoint: 'POST /p:POST /q' },
+  ],
+  [
+    { key: 'k|u', caller: 'v', endpoint: 'POST /p' },
+    { key: 'k', caller: 'u|v', endpoint: 'POST /p' },
+  ],
+  [
+    { key: 'k', caller: 'u', endpoint: 'POST /p' },
+    { key: 'k', caller: 'u', endpoint: 'POST /p ' },
+  ],
+  [
+    { key: 'k","u', caller: '', endpoint: 'POST /p' },
+    { key: 'k', caller: 'u","', endpoint: 'POST /p' },
+  ],
 ];
 
 describe('the key scope encoding', () => {
-  it.each(LOOKALIKES.map((pair, index) => [index, ...pair]))('pair %i: distinct texts and distinct lock ids', (_index, a, b) => {
-    expect(scoped(a).text).not.toBe(scoped(b).text);
-    expect(scoped(a).lockId).not.toBe(scoped(b).lockId);
-  });
+  it.each(LOOKALIKES.map((pair, index) => [index, ...pair]))(
+    'pair %i: distinct texts and distinct lock ids',
+    (_index, a, b) => {
+      expect(scoped(a).text).not.toBe(scoped(b).text);
+      expect(scoped(a).lockId).not.toBe(scoped(b).lockId);
+    },
+  );
 
   it('is stable: the same parts give the same text and lock id, a signed 64-bit decimal', () => {
     const scope = scopeKey('k', 'u', 'POST /p');

@@ -41,7 +41,7 @@ describe('transactionCommand', () => {
     "SELECT 'a; COMMIT' AS text",
     'SELECT 1 AS "x; ROLLBACK"',
     '/* BEGIN; */ SELECT 1',
-    "SELECT 1 -- ; COMMIT",
+    'SELECT 1 -- ; COMMIT',
   ])('%j holds no transaction command', (text) => {
     expect(transactionCommand(text)).toBeUndefined();
   });

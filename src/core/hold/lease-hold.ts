@@ -59,7 +59,14 @@ export class LeaseHold implements KeyHold {
     const { scope, fingerprint, ttlMs } = this.request;
     const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
     const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, [
-      scope.row.key, scope.row.caller, scope.row.endpoint, this.token, response.status, headers, body, ttlMs,
+      scope.row.key,
+      scope.row.caller,
+      scope.row.endpoint,
+      this.token,
+      response.status,
+      headers,
+      body,
+      ttlMs,
     ]);
     return rowCount === 1 ? 'recorded' : 'lost';
   }
@@ -101,11 +108,19 @@ export class LeaseHold implements KeyHold {
       const sentAt = performance.now();
       // A renewal given up (see run) is tried again at the next third, on another connection,
       // instead of blocking every later renewal.
-      const { rowCount } = await this.run('the renewal', RENEW_LEASE, [key, caller, endpoint, this.token, this.leaseMs]);
+      const { rowCount } = await this.run('the renewal', RENEW_LEASE, [
+        key,
+        caller,
+        endpoint,
+        this.token,
+        this.leaseMs,
+      ]);
       if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
       else if (!this.ended) {
         clearInterval(this.renewal);
-        logger.warn('a lease-mode key was taken over by another request while its holder still ran; its outcome will not be recorded');
+        logger.warn(
+          'a lease-mode key was taken over by another request while its holder still ran; its outcome will not be recorded',
+        );
       }
     } catch (error) {
       logger.error(`renewing a lease failed (retried at the next renewal): ${(error as Error).message}`);

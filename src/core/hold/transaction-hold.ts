@@ -39,7 +39,16 @@ export class TransactionHold implements KeyHold {
     this.ended = true;
     const { scope, fingerprint, ttlMs } = this.request;
     const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
-    const params = [scope.row.key, scope.row.caller, scope.row.endpoint, fingerprint, response.status, headers, body, ttlMs];
+    const params = [
+      scope.row.key,
+      scope.row.caller,
+      scope.row.endpoint,
+      fingerprint,
+      response.status,
+      headers,
+      body,
+      ttlMs,
+    ];
     await this.transaction.commitWith([this.record, params], handlerFailed);
     return 'recorded';
   }

@@ -69,7 +69,11 @@ export class KeyReserver {
     this.cache.evict(scope);
   }
 
-  private async reserveCounted(request: IdempotentRequest, route: ReservationRules, entry: DrainedHold): Promise<Reservation> {
+  private async reserveCounted(
+    request: IdempotentRequest,
+    route: ReservationRules,
+    entry: DrainedHold,
+  ): Promise<Reservation> {
     const known = this.cache.lookup(request, performance.now());
     if (known) return known;
     // Wait on the reservation of this key in flight here, if any, and on the next one while each
@@ -83,27 +87,47 @@ export class KeyReserver {
     return this.inFlight.lead(request, () => this.reserveInDatabase(request, route, entry));
   }
 
-  private async reserveInDatabase(request: IdempotentRequest, route: ReservationRules, entry: DrainedHold): Promise<Reservation> {
+  private async reserveInDatabase(
+    request: IdempotentRequest,
+    route: ReservationRules,
+    entry: DrainedHold,
+  ): Promise<Reservation> {
     const startedAt = performance.now();
     const { scope, fingerprint } = request;
     const table = await this.table.strategy();
     if (route.mode === 'transactional') {
       const found = await reserveInTransaction(this.host, request, table, this.outcomes);
       if (found.kind !== 'held') return this.refused(found, request, startedAt);
-      return { kind: 'held', hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity), entry) };
+      return {
+        kind: 'held',
+        hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity), entry),
+      };
     }
     const found = await reserveLease(this.host, request, route.leaseMs, table, this.outcomes);
     if (found.kind !== 'reserved') return this.refused(found, request, startedAt);
     // Held here no longer than the row is: its lease, renewed, but never past its expiry, after
     // which any request may take the row over.
     const local = this.cache.hold(scope, fingerprint, startedAt + route.leaseMs);
-    const lease = new LeaseHold(this.host, request, this.outcomes, found.token, route.leaseMs, route.renewLease, (until) => local.extend(until));
+    const lease = new LeaseHold(
+      this.host,
+      request,
+      this.outcomes,
+      found.token,
+      route.leaseMs,
+      route.renewLease,
+      (until) => local.extend(until),
+    );
     entry.stopRenewing = () => lease.stopRenewing();
     return { kind: 'held', hold: this.tracked(lease, request, startedAt, local, entry) };
   }
 
-  private refused({ expiresInMs, ...refusal }: Refusal & { expiresInMs?: number }, request: IdempotentRequest, startedAt: number): Refusal {
-    if (refusal.kind === 'completed') this.cache.remember(request.scope, request.fingerprint, refusal.response, startedAt + expiresInMs!);
+  private refused(
+    { expiresInMs, ...refusal }: Refusal & { expiresInMs?: number },
+    request: IdempotentRequest,
+    startedAt: number,
+  ): Refusal {
+    if (refusal.kind === 'completed')
+      this.cache.remember(request.scope, request.fingerprint, refusal.response, startedAt + expiresInMs!);
     return refusal;
   }
 
@@ -112,7 +136,13 @@ export class KeyReserver {
    * without a round trip while it is held (`held`, this instance's mark on it), and a recorded
    * outcome is remembered for replays. Its end is the end of its key's flight (`entry`).
    */
-  private tracked(hold: KeyHold, request: IdempotentRequest, startedAt: number, held: LocalHold, entry: DrainedHold): KeyHold {
+  private tracked(
+    hold: KeyHold,
+    request: IdempotentRequest,
+    startedAt: number,
+    held: LocalHold,
+    entry: DrainedHold,
+  ): KeyHold {
     const { scope, fingerprint, ttlMs } = request;
     const { cache, drain } = this;
     return {

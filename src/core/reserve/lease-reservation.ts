@@ -24,7 +24,16 @@ export async function reserveLease(
   const { scope, fingerprint, ttlMs } = request;
   const token = randomBytes(8).readBigInt64BE(0).toString();
   const bound = { timeoutMs: Math.max(1, Math.floor(leaseMs / 3)) };
-  const lease = { lockId: scope.lockId, key: scope.row.key, caller: scope.row.caller, endpoint: scope.row.endpoint, fingerprint, ttlMs, leaseMs, token };
+  const lease = {
+    lockId: scope.lockId,
+    key: scope.row.key,
+    caller: scope.row.caller,
+    endpoint: scope.row.endpoint,
+    fingerprint,
+    ttlMs,
+    leaseMs,
+    token,
+  };
   for (let attempt = 1; ; attempt++) {
     if (await table.reserveLease(host, lease, bound)) return { kind: 'reserved', token };
     const { rows } = await host.runAlone('reading the key', [KEY_ROW, keyRowParams(request)], bound);

@@ -16,7 +16,8 @@ export function refusalFor(
 ): Refusal & { expiresInMs?: number } {
   if (!row || row.expired) return { kind: 'in-progress' };
   if (!row.fingerprint.equals(fingerprint)) return { kind: 'mismatch' };
-  if (row.state !== 'completed') return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };
+  if (row.state !== 'completed')
+    return { kind: 'in-progress', retryAfterSeconds: Math.max(1, row.lease_seconds_left ?? 1) };
   const response = outcomes.read(row, scope);
   return { kind: 'completed', response, expiresInMs: Number(row.expires_in_ms) };
 }

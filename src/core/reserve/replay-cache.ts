@@ -61,7 +61,9 @@ export class ReplayCache {
     }
     this.completed.delete(id);
     this.completed.set(id, entry);
-    return entry.fingerprint.equals(request.fingerprint) ? { kind: 'completed', response: entry.response } : { kind: 'mismatch' };
+    return entry.fingerprint.equals(request.fingerprint)
+      ? { kind: 'completed', response: entry.response }
+      : { kind: 'mismatch' };
   }
 
   /**

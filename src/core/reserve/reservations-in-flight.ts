@@ -7,7 +7,8 @@ import type { Refusal, Reservation } from './reservation.js';
  * fingerprint (`refused`); that it took the key (`held`: the replay cache now knows); or nothing
  * (`unknown`: it failed, or it took longer than `WAIT_LIMIT_MS`).
  */
-export type InFlightAnswer = { kind: 'refused'; fingerprint: Buffer; refusal: Refusal } | { kind: 'held' } | { kind: 'unknown' };
+export type InFlightAnswer =
+  { kind: 'refused'; fingerprint: Buffer; refusal: Refusal } | { kind: 'held' } | { kind: 'unknown' };
 
 /** How long a request waits on another's reservation of its key before it sends its own. */
 export const WAIT_LIMIT_MS = 1_000;

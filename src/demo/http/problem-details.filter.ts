@@ -1,4 +1,11 @@
-import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, type HttpServer, Logger } from '@nestjs/common';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  type HttpServer,
+  Logger,
+} from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
 import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../http/problems.js';
 
@@ -43,7 +50,12 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       return { type: 'about:blank', title, status: clientError, detail: (exception as Error).message || title };
     }
     this.logger.error(exception instanceof Error ? exception.stack : String(exception));
-    return { type: 'about:blank', title: 'Internal Server Error', status: 500, detail: 'the server failed; retry later' };
+    return {
+      type: 'about:blank',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'the server failed; retry later',
+    };
   }
 }
 
@@ -56,7 +68,12 @@ export class ProblemDetailsFilter implements ExceptionFilter {
  */
 function clientErrorStatus(exception: unknown): number | undefined {
   if (!(exception instanceof Error)) return undefined;
-  const { status, statusCode, expose, code } = exception as { status?: unknown; statusCode?: unknown; expose?: unknown; code?: unknown };
+  const { status, statusCode, expose, code } = exception as {
+    status?: unknown;
+    statusCode?: unknown;
+    expose?: unknown;
+    code?: unknown;
+  };
   const raisedByHttpLayer = expose === true || (typeof code === 'string' && code.startsWith('FST_'));
   const value = typeof status === 'number' ? status : statusCode;
   return raisedByHttpLayer && typeof value === 'number' && value >= 400 && value < 500 ? value : undefined;

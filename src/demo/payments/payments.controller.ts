@@ -28,7 +28,8 @@ export class PaymentsController {
     const payments = this.tx.getRepository(Payment);
     const saved = await payments.save(payments.create({ ...dto, caller: request.user.id }));
     if (this.config.latencyMs > 0) await sleep(this.config.latencyMs);
-    if (dto.amount >= DECLINED_FROM_AMOUNT) throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
+    if (dto.amount >= DECLINED_FROM_AMOUNT)
+      throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
     return payments.findOneByOrFail({ id: saved.id });
   }
 

@@ -31,7 +31,11 @@ class DemoPoolModule implements OnApplicationShutdown {
         {
           provide: DEMO_POOL,
           useFactory: async () => {
-            const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolSize, connectionTimeoutMillis: config.poolTimeoutMs });
+            const pool = new pg.Pool({
+              connectionString: config.databaseUrl,
+              max: config.poolSize,
+              connectionTimeoutMillis: config.poolTimeoutMs,
+            });
             await migrateWithout(pool, [CreateIdempotencyKeys1795996800000, ...DEMO_TABLES]);
             return pool;
           },
@@ -60,7 +64,11 @@ export function prismaDemoModule(config: DemoConfig & { databaseUrl: string }): 
             ClsModule.forRoot({
               global: true,
               middleware: { mount: true },
-              plugins: [new ClsPluginTransactional({ adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }) })],
+              plugins: [
+                new ClsPluginTransactional({
+                  adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }),
+                }),
+              ],
             }),
           ]
         : []),

@@ -28,12 +28,17 @@ export class PrismaPaymentsController {
     const payment = await client.payment.create({ data: { ...dto, caller: request.user.id }, select: PAYMENT_FIELDS });
     await client.ledgerEntry.create({ data: { paymentId: payment.id, amount: dto.amount } });
     if (this.config.latencyMs > 0) await sleep(this.config.latencyMs);
-    if (dto.amount >= DECLINED_FROM_AMOUNT) throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
+    if (dto.amount >= DECLINED_FROM_AMOUNT)
+      throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
     return payment;
   }
 
   @Get()
   list(@Req() request: AuthenticatedRequest) {
-    return this.prisma.client.payment.findMany({ where: { caller: request.user.id }, orderBy: { createdAt: 'asc' }, select: PAYMENT_FIELDS });
+    return this.prisma.client.payment.findMany({
+      where: { caller: request.user.id },
+      orderBy: { createdAt: 'asc' },
+      select: PAYMENT_FIELDS,
+    });
   }
 }

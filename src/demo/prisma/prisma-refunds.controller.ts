@@ -1,4 +1,16 @@
-import { Body, Controller, Get, Inject, NotFoundException, Param, ParseUUIDPipe, Post, Req, UnprocessableEntityException, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  Inject,
+  NotFoundException,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  Req,
+  UnprocessableEntityException,
+  UseGuards,
+} from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotentPrisma } from '../../tools/prisma/index.js';
 import { Idempotent } from '../../http/idempotent.decorator.js';
@@ -22,21 +34,32 @@ export class PrismaRefundsController {
 
   @Post()
   @Idempotent({ mode: 'lease' })
-  async create(@Param('paymentId', ParseUUIDPipe) paymentId: string, @Body() dto: CreateRefundDto, @Req() request: AuthenticatedRequest) {
+  async create(
+    @Param('paymentId', ParseUUIDPipe) paymentId: string,
+    @Body() dto: CreateRefundDto,
+    @Req() request: AuthenticatedRequest,
+  ) {
     const payment = await this.findPayment(paymentId, request);
     if (dto.amount > payment.amount) {
       throw new UnprocessableEntityException(`a refund cannot exceed the payment's amount (${payment.amount})`);
     }
     const effect = await this.refundAtProvider(this.tx.downstreamKey('refund'), paymentId, dto.amount);
     const client = this.prisma.client;
-    await client.refund.createMany({ data: [{ paymentId, amount: dto.amount, providerRefundId: effect.id }], skipDuplicates: true });
+    await client.refund.createMany({
+      data: [{ paymentId, amount: dto.amount, providerRefundId: effect.id }],
+      skipDuplicates: true,
+    });
     return client.refund.findUniqueOrThrow({ where: { providerRefundId: effect.id }, select: REFUND_FIELDS });
   }
 
   @Get()
   async list(@Param('paymentId', ParseUUIDPipe) paymentId: string, @Req() request: AuthenticatedRequest) {
     await this.findPayment(paymentId, request);
-    return this.prisma.client.refund.findMany({ where: { paymentId }, orderBy: { createdAt: 'asc' }, select: REFUND_FIELDS });
+    return this.prisma.client.refund.findMany({
+      where: { paymentId },
+      orderBy: { createdAt: 'asc' },
+      select: REFUND_FIELDS,
+    });
   }
 
   /** The simulated provider (`SimulatedPaymentProvider`'s ledger): at most one refund per key, every call counted. */

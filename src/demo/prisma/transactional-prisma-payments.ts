@@ -1,4 +1,15 @@
-import { Body, Controller, Get, HttpException, HttpStatus, Inject, Injectable, Post, Req, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpException,
+  HttpStatus,
+  Inject,
+  Injectable,
+  Post,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IdempotentTransactionalAdapterPrisma } from '../../tools/cls/index.js';
@@ -23,12 +34,17 @@ export class TransactionalPrismaPayments {
     const payment = await this.txHost.tx.payment.create({ data: { ...dto, caller }, select: PAYMENT_FIELDS });
     await this.txHost.tx.ledgerEntry.create({ data: { paymentId: payment.id, amount: dto.amount } });
     if (this.config.latencyMs > 0) await sleep(this.config.latencyMs);
-    if (dto.amount >= DECLINED_FROM_AMOUNT) throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
+    if (dto.amount >= DECLINED_FROM_AMOUNT)
+      throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
     return payment;
   }
 
   list(caller: string) {
-    return this.txHost.tx.payment.findMany({ where: { caller }, orderBy: { createdAt: 'asc' }, select: PAYMENT_FIELDS });
+    return this.txHost.tx.payment.findMany({
+      where: { caller },
+      orderBy: { createdAt: 'asc' },
+      select: PAYMENT_FIELDS,
+    });
   }
 }
 

@@ -42,7 +42,11 @@ export class RefundsController {
     if (dto.amount > payment.amount) {
       throw new UnprocessableEntityException(`a refund cannot exceed the payment's amount (${payment.amount})`);
     }
-    const effect = await this.provider.refund({ idempotencyKey: this.tx.downstreamKey('refund'), paymentId, amount: dto.amount });
+    const effect = await this.provider.refund({
+      idempotencyKey: this.tx.downstreamKey('refund'),
+      paymentId,
+      amount: dto.amount,
+    });
     const refunds = this.tx.getRepository(Refund);
     await refunds
       .createQueryBuilder()
@@ -54,7 +58,10 @@ export class RefundsController {
   }
 
   @Get()
-  async list(@Param('paymentId', ParseUUIDPipe) paymentId: string, @Req() request: AuthenticatedRequest): Promise<Refund[]> {
+  async list(
+    @Param('paymentId', ParseUUIDPipe) paymentId: string,
+    @Req() request: AuthenticatedRequest,
+  ): Promise<Refund[]> {
     await this.findPayment(paymentId, request);
     return this.tx.getRepository(Refund).find({ where: { paymentId }, order: { createdAt: 'ASC' } });
   }

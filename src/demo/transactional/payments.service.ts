@@ -25,7 +25,8 @@ export class PaymentsService {
   async pay(caller: string, dto: CreatePaymentDto): Promise<Payment> {
     const id = await this.ledger.record(caller, dto.amount, dto.currency);
     if (this.config.latencyMs > 0) await sleep(this.config.latencyMs);
-    if (dto.amount >= DECLINED_FROM_AMOUNT) throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
+    if (dto.amount >= DECLINED_FROM_AMOUNT)
+      throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
     return this.txHost.tx.getRepository(Payment).findOneByOrFail({ id });
   }
 }

@@ -60,7 +60,9 @@ export class KeyClient {
     const text = typeof config === 'string' ? config : (config as { text?: unknown } | undefined)?.text;
     const refused =
       !this.carrying || !this.isCurrent(this)
-        ? refuse("a query from outside the key's transaction (after it ended, or from code an earlier request left running)")
+        ? refuse(
+            "a query from outside the key's transaction (after it ended, or from code an earlier request left running)",
+          )
         : typeof text === 'string'
           ? this.control(text)
           : undefined;
@@ -115,6 +117,6 @@ export class KeyClient {
 function refuse(what: string): IdempotencyConfigurationError {
   return new IdempotencyConfigurationError(
     `${what} on the transaction of an @Idempotent() request: the module commits it, with the key, or rolls it back; ` +
-      "a transaction started in it is a savepoint of it, and it runs at READ COMMITTED (lock the rows a decision reads, SELECT … FOR UPDATE)",
+      'a transaction started in it is a savepoint of it, and it runs at READ COMMITTED (lock the rows a decision reads, SELECT … FOR UPDATE)',
   );
 }

@@ -4,7 +4,15 @@ import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import type { PgPoolLike } from '../../options/module-options.js';
 import type { IdempotencySettings } from '../../options/settings.js';
 import type { DatabaseFailure } from '../database-failures.js';
-import type { Bound, DatabaseHost, HandlerScope, OpenedTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
+import type {
+  Bound,
+  DatabaseHost,
+  HandlerScope,
+  OpenedTransaction,
+  SqlStatement,
+  Statement,
+  StatementResult,
+} from '../database-host.js';
 import { type PooledConnection, runBounded } from '../wire/bounded-statement.js';
 import { HANDLER_SAVEPOINT, START_KEY_TRANSACTION } from '../wire/key-transaction-sql.js';
 import { OWN_POOL_SIZE, OwnPool } from '../wire/own-pool.js';
@@ -91,7 +99,10 @@ export class PgPoolHost implements DatabaseHost<KeyClient>, OnApplicationShutdow
     this.scope = scope;
   }
 
-  private async open(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<KeyClient>> {
+  private async open(
+    statements: readonly Statement[],
+    later: readonly SqlStatement[],
+  ): Promise<OpenedTransaction<KeyClient>> {
     const transaction = new PoolKeyTransaction((await this.pool.connect()) as PoolClient, this.sender, this.scope);
     try {
       const results = await transaction.open([START_KEY_TRANSACTION, ...statements, HANDLER_SAVEPOINT], later);

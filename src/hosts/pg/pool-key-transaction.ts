@@ -1,4 +1,11 @@
-import type { HandlerSavepoint, HandlerScope, KeyTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
+import type {
+  HandlerSavepoint,
+  HandlerScope,
+  KeyTransaction,
+  SqlStatement,
+  Statement,
+  StatementResult,
+} from '../database-host.js';
 import { assertCommitted } from '../wire/commit-outcome.js';
 import { HANDLER_SAVEPOINT, ROLLBACK_HANDLER } from '../wire/key-transaction-sql.js';
 import type { PgClient } from '../wire/pg-client.js';
@@ -70,7 +77,10 @@ export class PoolKeyTransaction implements KeyTransaction<KeyClient> {
     this.keyClient.close();
     let results: StatementResult[];
     try {
-      results = await this.sender.send(this.client, rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT']);
+      results = await this.sender.send(
+        this.client,
+        rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT'],
+      );
     } catch (error) {
       await this.end('rollback').catch(() => undefined);
       throw translated(error);

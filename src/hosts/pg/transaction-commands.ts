@@ -11,9 +11,11 @@
  *   `COMMIT PREPARED`), or a transaction command among several statements;
  * - `undefined`: no transaction command (a savepoint's own commands included).
  */
-export type TransactionCommand = { kind: 'begin'; rest: string } | { kind: 'commit' } | { kind: 'rollback' } | { kind: 'refused'; why: string };
+export type TransactionCommand =
+  { kind: 'begin'; rest: string } | { kind: 'commit' } | { kind: 'rollback' } | { kind: 'refused'; why: string };
 
-const CONTROL = /^(?:begin|start\s+transaction|commit|end|abort|rollback(?!\s+(?:work\s+|transaction\s+)?to\b)|prepare\s+transaction)\b/i;
+const CONTROL =
+  /^(?:begin|start\s+transaction|commit|end|abort|rollback(?!\s+(?:work\s+|transaction\s+)?to\b)|prepare\s+transaction)\b/i;
 const BEGIN = /^(?:begin|start\s+transaction)\b(.*)$/is;
 const COMMIT = /^(?:commit|end)(?:\s+(?:transaction|work))?$/i;
 const ROLLBACK = /^(?:rollback|abort)(?:\s+(?:transaction|work))?$/i;
@@ -22,7 +24,8 @@ export function transactionCommand(text: string): TransactionCommand | undefined
   const statements = statementsOf(text);
   const controls = statements.filter((statement) => CONTROL.test(statement));
   if (controls.length === 0) return undefined;
-  if (statements.length > 1) return { kind: 'refused', why: `a transaction command among several statements in one query (${controls[0]})` };
+  if (statements.length > 1)
+    return { kind: 'refused', why: `a transaction command among several statements in one query (${controls[0]})` };
   const [statement] = statements;
   const begin = BEGIN.exec(statement);
   if (begin) return { kind: 'begin', rest: begin[1] };
@@ -32,7 +35,8 @@ export function transactionCommand(text: string): TransactionCommand | undefined
 }
 
 /** Matches what a statement's text sets aside: a comment, a quoted string or identifier, a dollar-quoted body. */
-const SET_ASIDE = /--[^\n]*|\/\*[\s\S]*?\*\/|'(?:[^']|'')*'|"(?:[^"]|"")*"|(\$(?:[A-Za-z_][A-Za-z_0-9]*)?\$)[\s\S]*?\1/g;
+const SET_ASIDE =
+  /--[^\n]*|\/\*[\s\S]*?\*\/|'(?:[^']|'')*'|"(?:[^"]|"")*"|(\$(?:[A-Za-z_][A-Za-z_0-9]*)?\$)[\s\S]*?\1/g;
 
 /** The statements of `text`, trimmed, with what they quote or comment replaced by a space. */
 function statementsOf(text: string): string[] {

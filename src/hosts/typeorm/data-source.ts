@@ -7,10 +7,15 @@ import type { DataSourceLike } from '../../options/module-options.js';
  * The app's TypeORM DataSource: `dataSource` itself, or the `TypeOrmModule` connection of that
  * name (`'default'` for the unnamed one).
  */
-export async function resolveDataSource(dataSource: string | DataSourceLike, moduleRef: ModuleRef): Promise<DataSource> {
+export async function resolveDataSource(
+  dataSource: string | DataSourceLike,
+  moduleRef: ModuleRef,
+): Promise<DataSource> {
   if (typeof dataSource !== 'string') {
     if (typeof dataSource?.createQueryRunner === 'function') return dataSource as unknown as DataSource;
-    throw new IdempotencyConfigurationError('option "dataSource" must be the name of a TypeORM connection or a DataSource');
+    throw new IdempotencyConfigurationError(
+      'option "dataSource" must be the name of a TypeORM connection or a DataSource',
+    );
   }
   const { getDataSourceToken } = await import('@nestjs/typeorm');
   try {

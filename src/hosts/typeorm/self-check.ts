@@ -24,12 +24,17 @@ const logger = new Logger('Idempotency');
  * set. When that state is not as expected (a TypeORM release changed it), it logs one warning
  * naming the TypeORM version and answers `public-api`.
  */
-export async function checkTypeOrmAccess(dataSource: DataSource, wanted: 'auto' | 'public-api'): Promise<TypeOrmAccess> {
+export async function checkTypeOrmAccess(
+  dataSource: DataSource,
+  wanted: 'auto' | 'public-api',
+): Promise<TypeOrmAccess> {
   const queryRunner = dataSource.createQueryRunner('master');
   try {
     const client: unknown = await queryRunner.connect();
     if (!isPgClient(client)) {
-      throw new IdempotencyConfigurationError('the DataSource must use the PostgreSQL driver (pg): its connections are not node-postgres clients');
+      throw new IdempotencyConfigurationError(
+        'the DataSource must use the PostgreSQL driver (pg): its connections are not node-postgres clients',
+      );
     }
     if (wanted === 'public-api') return 'public-api';
     const unexpected = await unexpectedTransactionState(queryRunner);
@@ -51,15 +56,19 @@ async function unexpectedTransactionState(queryRunner: QueryRunner): Promise<str
     const state = transactionState(queryRunner);
     return state?.isTransactionActive === active && state.transactionDepth === depth;
   };
-  if (!expect(false, 0)) return "a new QueryRunner's transaction state is not in the fields isTransactionActive and transactionDepth";
+  if (!expect(false, 0))
+    return "a new QueryRunner's transaction state is not in the fields isTransactionActive and transactionDepth";
   await queryRunner.startTransaction();
-  if (!expect(true, 1)) return "startTransaction() does not keep the QueryRunner's transaction state in isTransactionActive and transactionDepth";
+  if (!expect(true, 1))
+    return "startTransaction() does not keep the QueryRunner's transaction state in isTransactionActive and transactionDepth";
   await queryRunner.rollbackTransaction();
-  if (!expect(false, 0)) return "rollbackTransaction() does not keep the QueryRunner's transaction state in isTransactionActive and transactionDepth";
+  if (!expect(false, 0))
+    return "rollbackTransaction() does not keep the QueryRunner's transaction state in isTransactionActive and transactionDepth";
   setTransactionState(queryRunner, true, 1);
   const kept = queryRunner.isTransactionActive;
   setTransactionState(queryRunner, false, 0);
   if (kept !== true || !expect(false, 0)) return "the QueryRunner's transaction state cannot be set";
-  if (typeof queryRunner.broadcaster?.broadcast !== 'function') return "the QueryRunner has no broadcaster to announce transaction events";
+  if (typeof queryRunner.broadcaster?.broadcast !== 'function')
+    return 'the QueryRunner has no broadcaster to announce transaction events';
   return undefined;
 }

@@ -1,6 +1,11 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource, QueryRunner } from 'typeorm';
-import { HANDLER_SAVEPOINT, READ_COMMITTED, ROLLBACK_HANDLER, START_KEY_TRANSACTION } from '../wire/key-transaction-sql.js';
+import {
+  HANDLER_SAVEPOINT,
+  READ_COMMITTED,
+  ROLLBACK_HANDLER,
+  START_KEY_TRANSACTION,
+} from '../wire/key-transaction-sql.js';
 import { assertCommitted } from '../wire/commit-outcome.js';
 import type { PgClient } from '../wire/pg-client.js';
 import type { MessagePart, StatementSender } from '../wire/statement-sender.js';
@@ -25,7 +30,11 @@ export interface KeyConnection {
  */
 export interface TransactionControl {
   /** Starts the transaction, sends `parts`, sets the handler's savepoint; returns the parts' results. */
-  open(connection: KeyConnection, parts: readonly Statement[], later: readonly SqlStatement[]): Promise<StatementResult[]>;
+  open(
+    connection: KeyConnection,
+    parts: readonly Statement[],
+    later: readonly SqlStatement[],
+  ): Promise<StatementResult[]>;
   /**
    * Sends `statement` (after rolling back to the savepoint, with `rollbackHandler`), then commits
    * the transaction whole, at every `depth` the handler left it at; returns the statement's row count.
@@ -37,7 +46,11 @@ export interface TransactionControl {
 
 type TransactionEvent = `${'Before' | 'After'}Transaction${'Start' | 'Commit' | 'Rollback'}`;
 
-export function transactionControl(access: TypeOrmAccess, dataSource: DataSource, sender: StatementSender): TransactionControl {
+export function transactionControl(
+  access: TypeOrmAccess,
+  dataSource: DataSource,
+  sender: StatementSender,
+): TransactionControl {
   /**
    * Announces `event` to the DataSource's subscribers; with none (the common case) it is
    * `undefined`, and nothing is awaited: `if (pending) await pending`.
@@ -47,7 +60,8 @@ export function transactionControl(access: TypeOrmAccess, dataSource: DataSource
   /** The same after the transaction ended: a subscriber's failure is logged (what was done stands). */
   const announceEnd = (queryRunner: QueryRunner, event: TransactionEvent): Promise<void> | undefined =>
     announce(queryRunner, event)?.catch(afterEndFailed);
-  const send = (client: PgClient, parts: readonly MessagePart[], later?: readonly SqlStatement[]) => sender.send(client, parts, later);
+  const send = (client: PgClient, parts: readonly MessagePart[], later?: readonly SqlStatement[]) =>
+    sender.send(client, parts, later);
   return access === 'combined'
     ? {
         async open({ queryRunner, client }, parts, later) {
@@ -60,16 +74,25 @@ export function transactionControl(access: TypeOrmAccess, dataSource: DataSource
           return results.slice(1, 1 + parts.length);
         },
         async commitWith({ queryRunner, client }, statement, rollbackHandler) {
-          let pending = announce(queryRunner, rollbackHandler ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit');
+          let pending = announce(
+            queryRunner,
+            rollbackHandler ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit',
+          );
           if (pending) await pending;
-          const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT']);
+          const results = await send(
+            client,
+            rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT'],
+          );
           setTransactionState(queryRunner, false, 0);
           pending = announceEnd(queryRunner, rollbackHandler ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
           if (pending) await pending;
           return results[results.length - 2].rowCount ?? 0;
         },
         async endWhole({ queryRunner, client }, how) {
-          let pending = announce(queryRunner, how === 'commit' ? 'BeforeTransactionCommit' : 'BeforeTransactionRollback');
+          let pending = announce(
+            queryRunner,
+            how === 'commit' ? 'BeforeTransactionCommit' : 'BeforeTransactionRollback',
+          );
           if (pending) await pending;
           const result = await client.query(how === 'commit' ? 'COMMIT' : 'ROLLBACK');
           setTransactionState(queryRunner, false, 0);
@@ -89,7 +112,8 @@ export function transactionControl(access: TypeOrmAccess, dataSource: DataSource
         async commitWith({ queryRunner, client }, statement, rollbackHandler, depth) {
           // The nested transactions the handler left open end first, as TypeORM ends them (their
           // savepoints released): the outcome is then sent at the key transaction's own level.
-          for (let level = depth; level > 1 && queryRunner.isTransactionActive; level--) await queryRunner.commitTransaction();
+          for (let level = depth; level > 1 && queryRunner.isTransactionActive; level--)
+            await queryRunner.commitTransaction();
           const before = rollbackHandler ? announce(queryRunner, 'BeforeTransactionRollback') : undefined;
           if (before) await before;
           const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement] : [statement]);
@@ -128,5 +152,7 @@ async function committed(queryRunner: QueryRunner, commit: () => Promise<void>):
 
 /** Logs a subscriber's failure once the key's transaction had ended (what it did stands). */
 function afterEndFailed(error: unknown): void {
-  logger.error(`a TypeORM subscriber failed after the key's transaction ended (what it did stands): ${(error as Error)?.message ?? String(error)}`);
+  logger.error(
+    `a TypeORM subscriber failed after the key's transaction ended (what it did stands): ${(error as Error)?.message ?? String(error)}`,
+  );
 }

@@ -2,7 +2,10 @@ import type { QueryRunner } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { destroyConnection, type PgClient } from '../wire/pg-client.js';
 
-type Guarded = Pick<QueryRunner, 'startTransaction' | 'commitTransaction' | 'rollbackTransaction' | 'release' | 'query'>;
+type Guarded = Pick<
+  QueryRunner,
+  'startTransaction' | 'commitTransaction' | 'rollbackTransaction' | 'release' | 'query'
+>;
 
 /** The guard on a key transaction's QueryRunner: how deep the handler nested it, and how to lift it. */
 export interface TransactionGuard {
@@ -27,7 +30,11 @@ export interface TransactionGuard {
  * is TypeORM's own closing its pool: the connection is destroyed rather than refused (the server
  * rolls its transaction back; the request fails with a 503).
  */
-export function guardKeyTransaction(queryRunner: QueryRunner, client: PgClient, shuttingDown: () => boolean): TransactionGuard {
+export function guardKeyTransaction(
+  queryRunner: QueryRunner,
+  client: PgClient,
+  shuttingDown: () => boolean,
+): TransactionGuard {
   const own: Guarded = {
     startTransaction: queryRunner.startTransaction,
     commitTransaction: queryRunner.commitTransaction,
@@ -38,7 +45,8 @@ export function guardKeyTransaction(queryRunner: QueryRunner, client: PgClient, 
   const state = { depth: 1, touched: false, lift: () => void Object.assign(queryRunner, own) };
   const guarded = queryRunner as Guarded;
   guarded.startTransaction = async function (isolationLevel?: Parameters<QueryRunner['startTransaction']>[0]) {
-    if (isolationLevel !== undefined && isolationLevel !== 'READ COMMITTED') return refuse(`a transaction at ${isolationLevel}`);
+    if (isolationLevel !== undefined && isolationLevel !== 'READ COMMITTED')
+      return refuse(`a transaction at ${isolationLevel}`);
     await own.startTransaction.call(this, isolationLevel);
     state.depth += 1;
   };

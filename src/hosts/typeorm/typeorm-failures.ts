@@ -8,6 +8,7 @@ import { postgresFailure } from '../wire/postgres-failures.js';
  * never releases a held key's QueryRunner while its handler runs) as unavailability.
  */
 export function typeOrmFailure(error: unknown): DatabaseFailure | undefined {
-  if ((error as { name?: unknown })?.name === 'QueryRunnerAlreadyReleasedError') return new DatabaseUnavailableError(error, undefined);
+  if ((error as { name?: unknown })?.name === 'QueryRunnerAlreadyReleasedError')
+    return new DatabaseUnavailableError(error, undefined);
   return postgresFailure((error as { driverError?: unknown })?.driverError ?? error);
 }

@@ -1,11 +1,25 @@
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
-import { type BeforeApplicationShutdown, Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { IdempotencySettings } from '../../options/settings.js';
 import type { DatabaseFailure } from '../database-failures.js';
-import type { Bound, DatabaseHost, HandlerScope, OpenedTransaction, SqlStatement, Statement, StatementResult } from '../database-host.js';
+import type {
+  Bound,
+  DatabaseHost,
+  HandlerScope,
+  OpenedTransaction,
+  SqlStatement,
+  Statement,
+  StatementResult,
+} from '../database-host.js';
 import { runBounded } from '../wire/bounded-statement.js';
 import { OwnPool } from '../wire/own-pool.js';
 import type { PgClient } from '../wire/pg-client.js';
@@ -25,7 +39,9 @@ import { endAndRelease, TypeOrmKeyTransaction } from './typeorm-key-transaction.
  * DataSource and checks how it can reach TypeORM's transaction (`self-check.ts`).
  */
 @Injectable()
-export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class TypeOrmHost
+  implements DatabaseHost<EntityManager>, OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown
+{
   private source?: DataSource;
   private sender!: StatementSender;
   private control!: TransactionControl;
@@ -62,7 +78,10 @@ export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, B
 
   /** The DataSource holding `idempotency_keys` and the business tables. */
   get dataSource(): DataSource {
-    if (!this.source) throw new IdempotencyConfigurationError('the TypeORM DataSource is not resolved yet (before the module initialised)');
+    if (!this.source)
+      throw new IdempotencyConfigurationError(
+        'the TypeORM DataSource is not resolved yet (before the module initialised)',
+      );
     return this.source;
   }
 
@@ -71,7 +90,10 @@ export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, B
     return this.dataSource.manager;
   }
 
-  async begin(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<EntityManager>> {
+  async begin(
+    statements: readonly Statement[],
+    later: readonly SqlStatement[],
+  ): Promise<OpenedTransaction<EntityManager>> {
     try {
       return await onceMoreIfVanished(() => this.open(statements, later));
     } catch (error) {
@@ -103,7 +125,10 @@ export class TypeOrmHost implements DatabaseHost<EntityManager>, OnModuleInit, B
     this.scopes.set(database, scope);
   }
 
-  private async open(statements: readonly Statement[], later: readonly SqlStatement[]): Promise<OpenedTransaction<EntityManager>> {
+  private async open(
+    statements: readonly Statement[],
+    later: readonly SqlStatement[],
+  ): Promise<OpenedTransaction<EntityManager>> {
     const queryRunner = this.dataSource.createQueryRunner('master');
     const connection = { queryRunner, client: undefined as unknown as PgClient };
     try {

@@ -1,5 +1,12 @@
 import type { EntityManager } from 'typeorm';
-import type { HandlerSavepoint, HandlerScope, KeyTransaction, Statement, StatementResult, TakenSavepoint } from '../database-host.js';
+import type {
+  HandlerSavepoint,
+  HandlerScope,
+  KeyTransaction,
+  Statement,
+  StatementResult,
+  TakenSavepoint,
+} from '../database-host.js';
 import { HANDLER_SAVEPOINT, ROLLBACK_HANDLER } from '../wire/key-transaction-sql.js';
 import { destroyConnection } from '../wire/pg-client.js';
 import { translated } from '../wire/postgres-failures.js';
@@ -87,7 +94,12 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, Han
  * Ends whatever transaction the connection has open, at every depth, and gives the connection
  * back (`endAndGiveBack`): `depth` is how deep the handler left it (1: not nested).
  */
-export function endAndRelease(connection: KeyConnection, control: TransactionControl, how: 'commit' | 'rollback', depth: number): Promise<void> {
+export function endAndRelease(
+  connection: KeyConnection,
+  control: TransactionControl,
+  how: 'commit' | 'rollback',
+  depth: number,
+): Promise<void> {
   const { queryRunner, client } = connection;
   return endAndGiveBack(
     {

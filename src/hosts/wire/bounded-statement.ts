@@ -43,7 +43,11 @@ export async function runBounded(
   } catch (error) {
     throw translated(error);
   } finally {
-    if (givenUp) void work.then(() => release?.(), () => release?.());
+    if (givenUp)
+      void work.then(
+        () => release?.(),
+        () => release?.(),
+      );
     else await release?.();
   }
 }

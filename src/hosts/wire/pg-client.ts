@@ -10,7 +10,11 @@ export interface PgClient {
 
 export function isPgClient(client: unknown): client is PgClient {
   const candidate = client as Partial<PgClient> | undefined;
-  return typeof candidate?.query === 'function' && typeof candidate.escapeLiteral === 'function' && typeof candidate.end === 'function';
+  return (
+    typeof candidate?.query === 'function' &&
+    typeof candidate.escapeLiteral === 'function' &&
+    typeof candidate.end === 'function'
+  );
 }
 
 /**

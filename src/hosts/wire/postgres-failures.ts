@@ -1,4 +1,9 @@
-import { DatabaseFailure, DatabaseUnavailableError, LostRaceError, RefusedByDatabaseError } from '../database-failures.js';
+import {
+  DatabaseFailure,
+  DatabaseUnavailableError,
+  LostRaceError,
+  RefusedByDatabaseError,
+} from '../database-failures.js';
 
 /** SQLSTATE classes and codes that mean "the database is unavailable right now", not "bad request". */
 const UNAVAILABLE_CODE = /^(08|53|57P0)|^57014$|^55P03$|^26000$|^25006$/;
@@ -58,10 +63,12 @@ function failureOf(fields: PgErrorFields, error: unknown): DatabaseFailure | und
   const { code, message } = fields;
   const sqlState = typeof code === 'string' && SQLSTATE.test(code) ? code : undefined;
   if (sqlState !== undefined && LOST_RACE_CODE.test(sqlState)) return new LostRaceError(error, sqlState);
-  if (typeof code === 'string' && (UNAVAILABLE_CODE.test(code) || UNAVAILABLE_ERRNO.has(code))) return new DatabaseUnavailableError(error, sqlState);
+  if (typeof code === 'string' && (UNAVAILABLE_CODE.test(code) || UNAVAILABLE_ERRNO.has(code)))
+    return new DatabaseUnavailableError(error, sqlState);
   if (isMissingPartition(fields)) return new DatabaseUnavailableError(error, sqlState);
   if (sqlState !== undefined) return new RefusedByDatabaseError(error, sqlState);
-  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)) return new DatabaseUnavailableError(error, undefined);
+  if (typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message))
+    return new DatabaseUnavailableError(error, undefined);
   return undefined;
 }
 
@@ -69,7 +76,10 @@ function failureOf(fields: PgErrorFields, error: unknown): DatabaseFailure | und
  * `error` as the port's failure when it is the database's (read by `failureOf`), else itself:
  * what an adapter throws from the port's methods.
  */
-export function translated(error: unknown, failureOf: (error: unknown) => DatabaseFailure | undefined = postgresFailure): unknown {
+export function translated(
+  error: unknown,
+  failureOf: (error: unknown) => DatabaseFailure | undefined = postgresFailure,
+): unknown {
   return error instanceof DatabaseFailure ? error : (failureOf(error) ?? error);
 }
 

@@ -23,7 +23,9 @@ export function literal(value: unknown, quoting: LiteralQuoting): string {
 
 /** The statement's text with its parameters inlined as literals. */
 export function wholeText(statement: SqlStatement, params: readonly unknown[], quoting: LiteralQuoting): string {
-  return statement.text.replace(/\$(\d+)/g, (_placeholder, index: string) => literal(params[Number(index) - 1], quoting));
+  return statement.text.replace(/\$(\d+)/g, (_placeholder, index: string) =>
+    literal(params[Number(index) - 1], quoting),
+  );
 }
 
 /** `EXECUTE name (literals…)` of a prepared statement. */

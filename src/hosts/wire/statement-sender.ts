@@ -68,12 +68,20 @@ export class StatementSender {
    * Sends `parts` as one message on `client` and returns each part's result. `later`: statements
    * the same transaction runs later, prepared now along with these (outside the transaction).
    */
-  async send(client: PgClient, parts: readonly MessagePart[], later: readonly SqlStatement[] = []): Promise<StatementResult[]> {
+  async send(
+    client: PgClient,
+    parts: readonly MessagePart[],
+    later: readonly SqlStatement[] = [],
+  ): Promise<StatementResult[]> {
     const preparing = this.preparing;
     // The text is built first: a value that cannot be inlined fails before anything is sent.
-    const sql = parts.map((part) => (typeof part === 'string' ? part : this.textOf(part, client, preparing))).join(';\n');
+    const sql = parts
+      .map((part) => (typeof part === 'string' ? part : this.textOf(part, client, preparing)))
+      .join(';\n');
     if (preparing) {
-      const statements = parts.filter((part): part is Statement => typeof part !== 'string').map(([statement]) => statement);
+      const statements = parts
+        .filter((part): part is Statement => typeof part !== 'string')
+        .map(([statement]) => statement);
       const preparation = this.prepareAhead(client, statements.concat(later));
       if (preparation) await preparation;
     }
@@ -96,13 +104,16 @@ export class StatementSender {
     const names = this.prepared.get(client);
     let missing: SqlStatement[] | undefined;
     for (const statement of statements) {
-      if (!statement.whole && !names?.has(statement.name) && !missing?.includes(statement)) (missing ??= []).push(statement);
+      if (!statement.whole && !names?.has(statement.name) && !missing?.includes(statement))
+        (missing ??= []).push(statement);
     }
     return missing && this.prepare(client, missing);
   }
 
   private textOf([statement, params]: Statement, client: PgClient, preparing: boolean): string {
-    return preparing && !statement.whole ? executeText(statement, params, client) : wholeText(statement, params, client);
+    return preparing && !statement.whole
+      ? executeText(statement, params, client)
+      : wholeText(statement, params, client);
   }
 
   /**

@@ -14,7 +14,8 @@ export function keyHeader(required: boolean) {
 
 /** The header a replay carries (`REPLAYED_HEADER`), on a success response. */
 export const REPLAYED_RESPONSE_HEADER = {
-  description: 'Present, with the value `true`, when this answer is the replay of an earlier request with the same Idempotency-Key.',
+  description:
+    'Present, with the value `true`, when this answer is the replay of an earlier request with the same Idempotency-Key.',
   schema: { type: 'string', enum: ['true'] },
 };
 
@@ -28,7 +29,12 @@ export type ProblemResponse = [status: number, description: string, types: Probl
 /** Every answer the module adds to an `@Idempotent()` route, as `application/problem+json`. */
 export const PROBLEM_RESPONSES: readonly ProblemResponse[] = [
   [400, 'The Idempotency-Key header is missing or malformed.', [ProblemType.KeyMissing, ProblemType.KeyMalformed]],
-  [409, 'A request with this Idempotency-Key is still running: retry after `Retry-After` seconds.', [ProblemType.KeyInUse], RETRY_AFTER],
+  [
+    409,
+    'A request with this Idempotency-Key is still running: retry after `Retry-After` seconds.',
+    [ProblemType.KeyInUse],
+    RETRY_AFTER,
+  ],
   [422, 'This Idempotency-Key was used with a different request payload.', [ProblemType.KeyReused]],
   [
     503,

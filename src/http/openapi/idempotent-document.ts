@@ -36,7 +36,11 @@ interface Mark {
  * overrides what its `@Idempotent()` options say. Call it after the app is created (its module
  * graph is read), as `createDocument`.
  */
-export function createIdempotentDocument(app: INestApplication, config: Omit<OpenAPIObject, 'paths'>, options?: SwaggerDocumentOptions): OpenAPIObject {
+export function createIdempotentDocument(
+  app: INestApplication,
+  config: Omit<OpenAPIObject, 'paths'>,
+  options?: SwaggerDocumentOptions,
+): OpenAPIObject {
   const marked = markIdempotentRoutes(app);
   let document: OpenAPIObject;
   try {
@@ -82,7 +86,10 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
         Reflect.getMetadata(API_IDEMPOTENT, handler) ?? Reflect.getMetadata(API_IDEMPOTENT, controller);
       const extensions = Reflect.getMetadata(DECORATORS.API_EXTENSION, handler);
       marked.set(handler, extensions);
-      const mark: Mark = { required: explicit?.required ?? route.required, status: Reflect.getMetadata(HTTP_CODE_METADATA, handler) };
+      const mark: Mark = {
+        required: explicit?.required ?? route.required,
+        status: Reflect.getMetadata(HTTP_CODE_METADATA, handler),
+      };
       Reflect.defineMetadata(DECORATORS.API_EXTENSION, { ...extensions, [MARK]: mark }, handler);
     }
   }
@@ -95,14 +102,18 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
  */
 function documentOperation(operation: Operation, required: boolean, status: number): void {
   const parameters = (operation.parameters ??= []);
-  if (!parameters.some((parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')) {
+  if (
+    !parameters.some((parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')
+  ) {
     parameters.push({ in: 'header', ...keyHeader(required) });
   }
   const responses = (operation.responses ??= {});
   for (const response of PROBLEM_RESPONSES) {
     const [status, description] = response;
     const documented = responses[status];
-    responses[status] = documented ? withModuleDescription(documented, description) : (problemResponse(response) as never);
+    responses[status] = documented
+      ? withModuleDescription(documented, description)
+      : (problemResponse(response) as never);
   }
   if (!Object.keys(responses).some((code) => /^2/.test(code))) responses[status] = { description: '' };
   for (const [code, response] of Object.entries(responses)) {

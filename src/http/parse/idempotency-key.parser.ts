@@ -17,7 +17,8 @@ export function parseIdempotencyKey(
 ): string | undefined {
   const values: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].length === 15 && rawHeaders[i].toLowerCase() === 'idempotency-key') values.push(rawHeaders[i + 1]);
+    if (rawHeaders[i].length === 15 && rawHeaders[i].toLowerCase() === 'idempotency-key')
+      values.push(rawHeaders[i + 1]);
   }
   if (values.length === 0) return undefined;
   if (values.length > 1) throw Problems.keyMalformed('several-headers');
@@ -62,4 +63,3 @@ function unquote(value: string): string {
   }
   throw Problems.keyMalformed('unterminated');
 }
-

@@ -69,7 +69,11 @@ export function readIdempotentRequest(
   if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
     throw Problems.bodyTooDeep(MAX_BODY_DEPTH);
   }
-  const input = { body: request.body, query: queryStart < 0 ? '' : url.slice(queryStart + 1), headers: incoming.headers ?? {} };
+  const input = {
+    body: request.body,
+    query: queryStart < 0 ? '' : url.slice(queryStart + 1),
+    headers: incoming.headers ?? {},
+  };
   let fingerprint: Buffer | undefined;
   return {
     scope: scopeKey(key, callerId, endpoint, settings.keyStorage),

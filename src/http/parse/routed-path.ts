@@ -14,7 +14,8 @@ interface RoutedRequest {
  * in Express 5, whose value is the list of segments; `*` in Fastify, a string), or an Express 5
  * optional group `{…}`. Everything else is literal text.
  */
-const TOKEN = /\{|\}|:([$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)(\??)|\*([$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)?/gu;
+const TOKEN =
+  /\{|\}|:([$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)(\??)|\*([$_\p{ID_Start}][$\u200c\u200d\p{ID_Continue}]*)?/gu;
 
 /** Template syntax that stays unsupported: patterns, repeats, escapes, quoted names. */
 const UNSUPPORTED = /[()[\]+\\"]|::/;
@@ -66,7 +67,10 @@ export function routedPath(request: RoutedRequest): string | undefined {
       if (closed.matched) groups[groups.length - 1].text += closed.text;
     } else if (token[1] !== undefined) {
       named.add(token[1]);
-      const value = typeof params[token[1]] === 'string' ? encoded([params[token[1]] as string], template, token.index, from) : undefined;
+      const value =
+        typeof params[token[1]] === 'string'
+          ? encoded([params[token[1]] as string], template, token.index, from)
+          : undefined;
       if (value !== undefined) group.text += value;
       else if (token[2] === '?') group.text = group.text.replace(/\/$/, '');
       else if (groups.length > 1) group.matched = false;

@@ -9,7 +9,11 @@ import type { CapturedResponse, ResponseReplacement } from './response-capture.j
  * The part of a captured response that is stored: only allow-listed headers, never Set-Cookie,
  * and nothing the route redacts.
  */
-export function toStoredResponse(captured: CapturedResponse, allowed: ReadonlySet<string>, redaction?: Redaction): StoredResponse {
+export function toStoredResponse(
+  captured: CapturedResponse,
+  allowed: ReadonlySet<string>,
+  redaction?: Redaction,
+): StoredResponse {
   const stored = { status: captured.status, headers: pickHeaders(captured.headers, allowed), body: captured.body };
   return redaction ? redact(stored, redaction) : stored;
 }

@@ -148,9 +148,9 @@ function send(raw: ServerResponse, replacement: ResponseReplacement, done?: () =
  * object it passed (Fastify's reply headers) before the held response leaves.
  */
 function copyOf(args: Parameters<ServerResponse['writeHead']>): Parameters<ServerResponse['writeHead']> {
-  return args.map((arg) => (Array.isArray(arg) ? [...arg] : arg && typeof arg === 'object' ? { ...arg } : arg)) as Parameters<
-    ServerResponse['writeHead']
-  >;
+  return args.map((arg) =>
+    Array.isArray(arg) ? [...arg] : arg && typeof arg === 'object' ? { ...arg } : arg,
+  ) as Parameters<ServerResponse['writeHead']>;
 }
 
 /**
@@ -180,10 +180,12 @@ function applyHead(raw: ServerResponse, [status, message, headers]: readonly unk
   else headers = message;
   if (Array.isArray(headers)) {
     const pairs: [string, string | string[]][] = [];
-    for (let i = 0; i + 1 < headers.length; i += 2) pairs.push([String(headers[i]).toLowerCase(), headers[i + 1] as string | string[]]);
+    for (let i = 0; i + 1 < headers.length; i += 2)
+      pairs.push([String(headers[i]).toLowerCase(), headers[i + 1] as string | string[]]);
     setHeaderPairs(raw, pairs);
   } else if (headers && typeof headers === 'object') {
-    for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders)) if (value !== undefined) raw.setHeader(name, value);
+    for (const [name, value] of Object.entries(headers as OutgoingHttpHeaders))
+      if (value !== undefined) raw.setHeader(name, value);
   }
 }
 

@@ -41,7 +41,12 @@ const logger = new Logger('Idempotency');
  */
 type RunState =
   | { kind: 'running' }
-  | { kind: 'answered'; answer: Exclude<Answer, 'after-handler'>; captured: CapturedResponse; concluded: (result: Promise<ResponseReplacement | void>) => void }
+  | {
+      kind: 'answered';
+      answer: Exclude<Answer, 'after-handler'>;
+      captured: CapturedResponse;
+      concluded: (result: Promise<ResponseReplacement | void>) => void;
+    }
   | { kind: 'settled'; failed: boolean }
   | { kind: 'done' };
 
@@ -81,7 +86,8 @@ export class KeyRun {
     captureResponse(
       raw,
       (captured) => this.responseEnded(captured),
-      () => void this.settled.then(() => this.abandoned()).catch((error: Error) => logFailure('releasing a key', error)),
+      () =>
+        void this.settled.then(() => this.abandoned()).catch((error: Error) => logFailure('releasing a key', error)),
     );
     const outcome = new ReplaySubject<unknown>(1);
     let values = 0;
@@ -98,23 +104,24 @@ export class KeyRun {
     const { hold } = this.recorder;
     const { telemetry } = this;
     this.span = telemetry?.start('run', this.route.handler, this.route.mode);
-    const handled = () => executionContext.run(this.execution, () => hold.enterHandler(() => next.handle(), this.settled));
-    subscription = (this.span ? telemetry!.within(this.span, handled) : handled())
-      .subscribe({
-        next: (value) => {
-          if (stopped) return;
-          if (values++ > 0) return fail(withProblemHeaders(raw, Problems.severalValues()));
-          if (value instanceof StreamableFile) return fail(withProblemHeaders(raw, Problems.notReplayable('a StreamableFile')));
-          outcome.next(value);
-        },
-        error: (error: unknown) => fail(this.handlerError(raw, error)),
-        complete: () => {
-          if (stopped) return;
-          stopped = true;
-          this.handlerSettled(false);
-          outcome.complete();
-        },
-      });
+    const handled = () =>
+      executionContext.run(this.execution, () => hold.enterHandler(() => next.handle(), this.settled));
+    subscription = (this.span ? telemetry!.within(this.span, handled) : handled()).subscribe({
+      next: (value) => {
+        if (stopped) return;
+        if (values++ > 0) return fail(withProblemHeaders(raw, Problems.severalValues()));
+        if (value instanceof StreamableFile)
+          return fail(withProblemHeaders(raw, Problems.notReplayable('a StreamableFile')));
+        outcome.next(value);
+      },
+      error: (error: unknown) => fail(this.handlerError(raw, error)),
+      complete: () => {
+        if (stopped) return;
+        stopped = true;
+        this.handlerSettled(false);
+        outcome.complete();
+      },
+    });
     if (stopped) subscription.unsubscribe();
     return outcome;
   }
@@ -174,7 +181,8 @@ export class KeyRun {
       kind: 'answered',
       answer: 'early',
       captured,
-      concluded: (result) => void result.catch((error: Error) => logFailure('ending a key after an early answer', error)),
+      concluded: (result) =>
+        void result.catch((error: Error) => logFailure('ending a key after an early answer', error)),
     };
     return Promise.resolve();
   }

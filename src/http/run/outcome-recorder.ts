@@ -32,7 +32,11 @@ export class OutcomeRecorder {
   ) {}
 
   /** `record()` in the `idempotency.record` span, which ends with the outcome. */
-  async conclude(captured: CapturedResponse, answer: Answer, handlerFailed: boolean): Promise<ResponseReplacement | void> {
+  async conclude(
+    captured: CapturedResponse,
+    answer: Answer,
+    handlerFailed: boolean,
+  ): Promise<ResponseReplacement | void> {
     if (!this.hold.isOpen) return;
     const span = this.telemetry?.start('record', this.route.handler, this.route.mode);
     const { replacement, outcome } = await this.record(captured, answer, handlerFailed);
@@ -40,7 +44,11 @@ export class OutcomeRecorder {
     return replacement;
   }
 
-  private async record(captured: CapturedResponse, answer: Answer, handlerFailed: boolean): Promise<{ replacement?: ResponseReplacement; outcome: TracedOutcome }> {
+  private async record(
+    captured: CapturedResponse,
+    answer: Answer,
+    handlerFailed: boolean,
+  ): Promise<{ replacement?: ResponseReplacement; outcome: TracedOutcome }> {
     const { hold, route, settings } = this;
     const decision = decide({
       answer,
@@ -54,9 +62,17 @@ export class OutcomeRecorder {
       if (decision.action === 'release') {
         await hold.release(decision.keepWrites);
         this.released(decision.reason, decision.status);
-        return { replacement: decision.replaceWith && this.replacement(decision.replaceWith, captured), outcome: 'released' };
+        return {
+          replacement: decision.replaceWith && this.replacement(decision.replaceWith, captured),
+          outcome: 'released',
+        };
       }
-      recording = { kind: await hold.complete(toStoredResponse(captured, settings.replayHeaders, route.redaction), decision.rollbackWrites) };
+      recording = {
+        kind: await hold.complete(
+          toStoredResponse(captured, settings.replayHeaders, route.redaction),
+          decision.rollbackWrites,
+        ),
+      };
     } catch (error) {
       if (hold.isOpen) await hold.release().catch(() => undefined);
       logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);
@@ -64,7 +80,13 @@ export class OutcomeRecorder {
     }
     const after = afterRecording(recording);
     if (after.event === 'executed') {
-      this.emit({ type: 'executed', handler: route.handler, mode: route.mode, status: captured.status, durationMs: this.elapsed() });
+      this.emit({
+        type: 'executed',
+        handler: route.handler,
+        mode: route.mode,
+        status: captured.status,
+        durationMs: this.elapsed(),
+      });
       return { outcome: 'executed' };
     }
     this.released(after.reason, captured.status);
@@ -99,7 +121,10 @@ export class OutcomeRecorder {
       case 'outcome-refused':
         return Problems.outcomeRefused(route.mode);
       case 'store-unavailable':
-        return Problems.storeUnavailable(route.mode === 'lease' ? 'recording-after-effects' : 'recording', route.retryAfterSeconds);
+        return Problems.storeUnavailable(
+          route.mode === 'lease' ? 'recording-after-effects' : 'recording',
+          route.retryAfterSeconds,
+        );
     }
   }
 

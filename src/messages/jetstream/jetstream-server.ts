@@ -1,6 +1,14 @@
 import { BaseRpcContext, type CustomTransportStrategy, Server } from '@nestjs/microservices';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AckPolicy, connect, type Consumer, type ConsumerMessages, DeliverPolicy, type NatsConnection, nanos } from 'nats';
+import {
+  AckPolicy,
+  connect,
+  type Consumer,
+  type ConsumerMessages,
+  DeliverPolicy,
+  type NatsConnection,
+  nanos,
+} from 'nats';
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { MessageDelivery } from '../transports/message-delivery.js';
 import { type JetStreamMessage, jetStreamDelivery } from './jetstream-delivery.js';
@@ -82,7 +90,9 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
       const connection = (this.connection = await connect({ servers: this.options.servers }));
       const manager = await connection.jetstreamManager();
       const patterns = [...this.messageHandlers.keys()];
-      await manager.streams.info(this.options.stream).catch(() => manager.streams.add({ name: this.options.stream, subjects: this.options.subjects ?? patterns }));
+      await manager.streams
+        .info(this.options.stream)
+        .catch(() => manager.streams.add({ name: this.options.stream, subjects: this.options.subjects ?? patterns }));
       for (const pattern of patterns) {
         const durable = `${this.options.durable}_${pattern.replace(/[^A-Za-z0-9_-]/g, '_')}`;
         await manager.consumers.add(this.options.stream, {
@@ -150,7 +160,9 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
         }
       } catch (error) {
         if (this.closing) return;
-        this.logger.error(`${pattern}: fetching failed (${(error as Error)?.message ?? String(error)}); tried again in 1 s`);
+        this.logger.error(
+          `${pattern}: fetching failed (${(error as Error)?.message ?? String(error)}); tried again in 1 s`,
+        );
         await sleep(1_000);
       }
     }
@@ -165,8 +177,12 @@ export class JetStreamServer extends Server implements CustomTransportStrategy {
       await delivery.settle('ack', 0, false);
     } catch (error) {
       const last = message.info.deliveryCount >= (this.options.maxDeliver ?? 5);
-      this.logger.error(`${pattern}: delivery ${message.info.deliveryCount} failed${last ? ', terminated' : ''}: ${(error as Error)?.message ?? String(error)}`);
-      await delivery.settle(last ? 'dead-letter' : 'requeue', this.options.retryDelayMs ?? 1_000, true).catch(() => undefined);
+      this.logger.error(
+        `${pattern}: delivery ${message.info.deliveryCount} failed${last ? ', terminated' : ''}: ${(error as Error)?.message ?? String(error)}`,
+      );
+      await delivery
+        .settle(last ? 'dead-letter' : 'requeue', this.options.retryDelayMs ?? 1_000, true)
+        .catch(() => undefined);
     }
   }
 }

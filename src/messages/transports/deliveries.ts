@@ -31,8 +31,17 @@ export interface RpcDelivery {
 export function deliveryOf(rpc: RpcArgumentsHost): RpcDelivery | undefined {
   const context = rpc.getContext() as Partial<RmqContextLike & DeliveringContext> | undefined;
   if (typeof context?.delivery === 'function') return { delivery: context.delivery(), publishesEnd: false };
-  if (typeof context?.getChannelRef === 'function' && typeof context.getMessage === 'function' && typeof context.getPattern === 'function') {
-    return { delivery: rmqDelivery(context.getChannelRef(), context.getMessage(), String(context.getPattern()), { value: rpc.getData() }), publishesEnd: true };
+  if (
+    typeof context?.getChannelRef === 'function' &&
+    typeof context.getMessage === 'function' &&
+    typeof context.getPattern === 'function'
+  ) {
+    return {
+      delivery: rmqDelivery(context.getChannelRef(), context.getMessage(), String(context.getPattern()), {
+        value: rpc.getData(),
+      }),
+      publishesEnd: true,
+    };
   }
   return undefined;
 }

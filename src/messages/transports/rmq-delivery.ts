@@ -35,11 +35,20 @@ export const ATTEMPT_HEADER = 'x-idempotency-attempt';
  * confirmed, before the ack (so that the next delivery knows its attempt: a `ConfirmChannel`'s
  * only); any other is `nack`ed with requeue.
  */
-export function rmqDelivery(channel: AmqpChannel, amqp: AmqpMessage, pattern: string, data?: { value: unknown }): MessageDelivery {
+export function rmqDelivery(
+  channel: AmqpChannel,
+  amqp: AmqpMessage,
+  pattern: string,
+  data?: { value: unknown },
+): MessageDelivery {
   const headers = textHeaders(amqp.properties.headers);
   const counted = amqp.properties.headers?.['x-delivery-count'];
   const attempt =
-    typeof counted === 'number' ? counted + 1 : Number.isInteger(Number(headers[ATTEMPT_HEADER])) && Number(headers[ATTEMPT_HEADER]) > 0 ? Number(headers[ATTEMPT_HEADER]) : 1;
+    typeof counted === 'number'
+      ? counted + 1
+      : Number.isInteger(Number(headers[ATTEMPT_HEADER])) && Number(headers[ATTEMPT_HEADER]) > 0
+        ? Number(headers[ATTEMPT_HEADER])
+        : 1;
   let payload: { data: unknown; malformed?: string };
   if (data) payload = { data: data.value };
   else {
@@ -49,7 +58,14 @@ export function rmqDelivery(channel: AmqpChannel, amqp: AmqpMessage, pattern: st
       payload = { data: undefined, malformed: 'the message body is not JSON' };
     }
   }
-  const message: ReceivedMessage = { transport: 'rmq', pattern, id: amqp.properties.messageId || undefined, headers, attempt, ...payload };
+  const message: ReceivedMessage = {
+    transport: 'rmq',
+    pattern,
+    id: amqp.properties.messageId || undefined,
+    headers,
+    attempt,
+    ...payload,
+  };
   return {
     message,
     settle: once(async (settlement, retryDelayMs, failed) => {
@@ -57,7 +73,10 @@ export function rmqDelivery(channel: AmqpChannel, amqp: AmqpMessage, pattern: st
       if (settlement === 'dead-letter') return channel.nack(amqp, false, false);
       if (retryDelayMs > 0) await sleep(retryDelayMs);
       if (typeof counted === 'number' || amqp.fields.exchange !== '') return channel.nack(amqp, false, true);
-      const copy = { ...amqp.properties, headers: { ...amqp.properties.headers, [ATTEMPT_HEADER]: failed ? attempt + 1 : attempt } };
+      const copy = {
+        ...amqp.properties,
+        headers: { ...amqp.properties.headers, [ATTEMPT_HEADER]: failed ? attempt + 1 : attempt },
+      };
       // A plain channel confirms nothing: no copy, the original requeued (counted as the same attempt).
       if (typeof channel.waitForConfirms !== 'function') return channel.nack(amqp, false, true);
       await new Promise<void>((resolve, reject) => {
@@ -75,7 +94,11 @@ function textHeaders(headers: Record<string, unknown> | undefined): Record<strin
   const text: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (value === undefined || value === null) continue;
-    text[name] = Buffer.isBuffer(value) ? value.toString('utf8') : typeof value === 'object' ? JSON.stringify(value) : String(value);
+    text[name] = Buffer.isBuffer(value)
+      ? value.toString('utf8')
+      : typeof value === 'object'
+        ? JSON.stringify(value)
+        : String(value);
   }
   return text;
 }

@@ -36,7 +36,9 @@ export class IdempotencyEvents {
   }
 
   private logFailure(error: unknown): void {
-    this.logger.error(`an idempotency event listener failed: ${error instanceof Error ? error.message : String(error)}`);
+    this.logger.error(
+      `an idempotency event listener failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }
 

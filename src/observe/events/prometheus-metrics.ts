@@ -58,28 +58,52 @@ export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
     const prefix = this.settings.metrics.prefix;
     const metric = <T>(name: string, create: (name: string) => T): T =>
       (registry.getSingleMetric(prefix + name) as T | undefined) ?? create(prefix + name);
-    const requests = metric('idempotency_requests_total', (name) =>
-      new client.Counter({ name, help: 'Idempotent requests by outcome', labelNames: ['handler', 'outcome'], registers: [registry] }),
+    const requests = metric(
+      'idempotency_requests_total',
+      (name) =>
+        new client.Counter({
+          name,
+          help: 'Idempotent requests by outcome',
+          labelNames: ['handler', 'outcome'],
+          registers: [registry],
+        }),
     );
-    const durations = metric('idempotency_handler_duration_seconds', (name) =>
-      new client.Histogram({
-        name,
-        help: 'Time from reservation to recorded outcome (or release) of idempotent handler runs',
-        labelNames: ['handler', 'outcome'],
-        buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-        registers: [registry],
-      }),
+    const durations = metric(
+      'idempotency_handler_duration_seconds',
+      (name) =>
+        new client.Histogram({
+          name,
+          help: 'Time from reservation to recorded outcome (or release) of idempotent handler runs',
+          labelNames: ['handler', 'outcome'],
+          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+          registers: [registry],
+        }),
     );
-    const messages = metric('idempotency_messages_total', (name) =>
-      new client.Counter({ name, help: 'Idempotent message deliveries by outcome', labelNames: ['handler', 'transport', 'outcome'], registers: [registry] }),
+    const messages = metric(
+      'idempotency_messages_total',
+      (name) =>
+        new client.Counter({
+          name,
+          help: 'Idempotent message deliveries by outcome',
+          labelNames: ['handler', 'transport', 'outcome'],
+          registers: [registry],
+        }),
     );
-    const swept = metric('idempotency_keys_swept_total', (name) =>
-      new client.Counter({ name, help: 'Expired idempotency keys deleted by the sweeper', labelNames: [], registers: [registry] }),
+    const swept = metric(
+      'idempotency_keys_swept_total',
+      (name) =>
+        new client.Counter({
+          name,
+          help: 'Expired idempotency keys deleted by the sweeper',
+          labelNames: [],
+          registers: [registry],
+        }),
     );
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'swept') return swept.inc({}, event.deleted);
       const outcome = event.type.replace('-', '_');
-      if (event.transport !== undefined) return messages.inc({ handler: event.handler, transport: event.transport, outcome });
+      if (event.transport !== undefined)
+        return messages.inc({ handler: event.handler, transport: event.transport, outcome });
       requests.inc({ handler: event.handler, outcome });
       if (event.type === 'executed' || event.type === 'released') {
         durations.observe({ handler: event.handler, outcome }, event.durationMs / 1000);

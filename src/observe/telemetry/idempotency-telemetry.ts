@@ -89,15 +89,22 @@ export class IdempotencyTelemetry implements OnModuleInit, OnApplicationShutdown
   private meter(api: OtelApi): void {
     const meter = api.metrics.getMeter(INSTRUMENTATION);
     const requests = meter.createCounter('idempotency.requests', { description: 'Idempotent requests by outcome' });
-    const messages = meter.createCounter('idempotency.messages', { description: 'Idempotent message deliveries by outcome' });
+    const messages = meter.createCounter('idempotency.messages', {
+      description: 'Idempotent message deliveries by outcome',
+    });
     const durations = meter.createHistogram('idempotency.handler.duration', {
       description: 'Time from reservation to recorded outcome (or release) of idempotent handler runs',
       unit: 's',
     });
-    const swept = meter.createCounter('idempotency.keys.swept', { description: 'Expired idempotency keys deleted by the sweeper' });
+    const swept = meter.createCounter('idempotency.keys.swept', {
+      description: 'Expired idempotency keys deleted by the sweeper',
+    });
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'swept') return swept.add(event.deleted);
-      const attributes: Attributes = { 'idempotency.route': event.handler, 'idempotency.outcome': event.type.replace('-', '_') };
+      const attributes: Attributes = {
+        'idempotency.route': event.handler,
+        'idempotency.outcome': event.type.replace('-', '_'),
+      };
       if (event.transport !== undefined) return messages.add(1, { ...attributes, 'messaging.system': event.transport });
       requests.add(1, attributes);
       if (event.type === 'executed' || event.type === 'released') durations.record(event.durationMs / 1000, attributes);

@@ -26,6 +26,12 @@ export interface OtelSpan {
 }
 
 export interface OtelMeter {
-  createCounter(name: string, options: { description: string; unit?: string }): { add(value: number, attributes?: Attributes): void };
-  createHistogram(name: string, options: { description: string; unit?: string }): { record(value: number, attributes?: Attributes): void };
+  createCounter(
+    name: string,
+    options: { description: string; unit?: string },
+  ): { add(value: number, attributes?: Attributes): void };
+  createHistogram(
+    name: string,
+    options: { description: string; unit?: string },
+  ): { record(value: number, attributes?: Attributes): void };
 }

@@ -58,7 +58,11 @@ async function main(argv: string[]): Promise<number> {
     return fail(EXIT.usage, `unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
   }
   const url = values['database-url'] ?? process.env.DATABASE_URL;
-  if (!url) return fail(EXIT.usage, 'no database: set DATABASE_URL (or pass --database-url) to the database that holds idempotency_keys');
+  if (!url)
+    return fail(
+      EXIT.usage,
+      'no database: set DATABASE_URL (or pass --database-url) to the database that holds idempotency_keys',
+    );
   const storage: KeyStorage = values.digest || process.env.IDEMPOTENCY_KEY_STORAGE === 'digest' ? 'digest' : 'clear';
 
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
@@ -77,7 +81,11 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'get': {
         const rows = await keys.lookup(keyQuery(values));
-        if (rows.length === 0) return fail(EXIT.notFound, `no row for key ${JSON.stringify(values.key)} of caller ${JSON.stringify(values.caller)}${storage === 'clear' ? ' (a table with digested keys needs --digest)' : ''}`);
+        if (rows.length === 0)
+          return fail(
+            EXIT.notFound,
+            `no row for key ${JSON.stringify(values.key)} of caller ${JSON.stringify(values.caller)}${storage === 'clear' ? ' (a table with digested keys needs --digest)' : ''}`,
+          );
         print(json ? JSON.stringify(rows, null, 2) : keyRows(rows));
         return EXIT.ok;
       }
@@ -85,7 +93,13 @@ async function main(argv: string[]): Promise<number> {
         const olderThan = duration(values['older-than']!);
         const limit = Number(values.limit);
         const rows = await keys.inProgress(olderThan, limit);
-        print(json ? JSON.stringify(rows, null, 2) : rows.length ? inProgressRows(rows) : `no lease-mode key in progress for longer than ${values['older-than']}`);
+        print(
+          json
+            ? JSON.stringify(rows, null, 2)
+            : rows.length
+              ? inProgressRows(rows)
+              : `no lease-mode key in progress for longer than ${values['older-than']}`,
+        );
         return EXIT.ok;
       }
       case 'expire': {
@@ -103,15 +117,21 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof KeyNotFoundError) return fail(EXIT.notFound, error.message);
     if (error instanceof KeyConsoleInputError || error instanceof UsageError) return fail(EXIT.usage, error.message);
     const code = (error as { code?: string }).code;
-    if (code === '42P01') return fail(EXIT.database, 'the database has no idempotency_keys table: run the migration (docs/operations.md)');
+    if (code === '42P01')
+      return fail(EXIT.database, 'the database has no idempotency_keys table: run the migration (docs/operations.md)');
     return fail(EXIT.database, `the database failed: ${(error as Error).message}`);
   } finally {
     await client.end().catch(() => undefined);
   }
 }
 
-function keyQuery(values: { caller?: string; key?: string; endpoint?: string }): { caller: string; key: string; endpoint?: string } {
-  if (values.caller === undefined || values.key === undefined) throw new UsageError('name the key: --caller ID --key KEY');
+function keyQuery(values: { caller?: string; key?: string; endpoint?: string }): {
+  caller: string;
+  key: string;
+  endpoint?: string;
+} {
+  if (values.caller === undefined || values.key === undefined)
+    throw new UsageError('name the key: --caller ID --key KEY');
   return { caller: values.caller, key: values.key, endpoint: values.endpoint };
 }
 

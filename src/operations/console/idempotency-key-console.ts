@@ -25,7 +25,10 @@ export class IdempotencyKeyConsole {
     private readonly reserver: KeyReserver,
   ) {
     this.storage = settings.keyStorage;
-    this.console = new KeyConsole((statement) => host.runAlone('the key console', statement, CONSOLE_TIMEOUT), settings.keyStorage);
+    this.console = new KeyConsole(
+      (statement) => host.runAlone('the key console', statement, CONSOLE_TIMEOUT),
+      settings.keyStorage,
+    );
   }
 
   lookup(query: KeyQuery): Promise<KeyReport[]> {

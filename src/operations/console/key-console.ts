@@ -75,8 +75,10 @@ export class KeyConsole {
 
   /** Lease-mode keys in progress since longer than `olderThanMs`, the oldest first. */
   async inProgress(olderThanMs: number, limit = 100): Promise<InProgressKey[]> {
-    if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) throw new KeyConsoleInputError(`a duration must be 0 ms or more, got ${olderThanMs}`);
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new KeyConsoleInputError(`a limit must be a positive integer, got ${limit}`);
+    if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0)
+      throw new KeyConsoleInputError(`a duration must be 0 ms or more, got ${olderThanMs}`);
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      throw new KeyConsoleInputError(`a limit must be a positive integer, got ${limit}`);
     const { rows } = await this.run([IN_PROGRESS, [olderThanMs, limit]]);
     return rows.map((row) => ({ key: row.key, caller: row.caller, ...report(row) }));
   }
@@ -88,13 +90,19 @@ export class KeyConsole {
    */
   async expire(query: KeyQuery): Promise<KeyReport> {
     const found = await this.lookup(query);
-    if (found.length === 0) throw new KeyNotFoundError(`no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`);
+    if (found.length === 0)
+      throw new KeyNotFoundError(
+        `no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`,
+      );
     if (found.length > 1 && query.endpoint === undefined) {
-      throw new KeyConsoleInputError(`the key has rows on ${found.length} endpoints (${found.map((row) => row.endpoint).join(', ')}): name one with its endpoint`);
+      throw new KeyConsoleInputError(
+        `the key has rows on ${found.length} endpoints (${found.map((row) => row.endpoint).join(', ')}): name one with its endpoint`,
+      );
     }
     const { key, caller } = this.rowOf(query);
     const { rows } = await this.run([EXPIRE_KEY, [key, caller, found[0]!.endpoint]]);
-    if (rows.length === 0) throw new KeyConsoleInputError(`the key's row was gone before it could be expired (swept or taken over)`);
+    if (rows.length === 0)
+      throw new KeyConsoleInputError(`the key's row was gone before it could be expired (swept or taken over)`);
     return report(rows[0]);
   }
 
@@ -109,9 +117,12 @@ export class KeyConsole {
     if (typeof key !== 'string' || !STORABLE_KEY.test(key)) {
       throw new KeyConsoleInputError(`a key is 1 to 255 printable ASCII characters, got ${JSON.stringify(key)}`);
     }
-    if (typeof caller !== 'string') throw new KeyConsoleInputError('a caller is the id the app resolves for the request (\'\' for the shared scope)');
+    if (typeof caller !== 'string')
+      throw new KeyConsoleInputError("a caller is the id the app resolves for the request ('' for the shared scope)");
     if (endpoint !== undefined && !/^[A-Z]+ \S/.test(endpoint) && !endpoint.startsWith('sha256:')) {
-      throw new KeyConsoleInputError(`an endpoint is METHOD /path, as stored (POST /payments), got ${JSON.stringify(endpoint)}`);
+      throw new KeyConsoleInputError(
+        `an endpoint is METHOD /path, as stored (POST /payments), got ${JSON.stringify(endpoint)}`,
+      );
     }
     const row = scopeKey(key, caller, endpoint ?? '', this.storage).row;
     const storedEndpoint = endpoint === undefined || endpoint.startsWith('sha256:') ? endpoint : row.endpoint;

@@ -70,13 +70,19 @@ export class IdempotencyResealer {
   private async run({ batchSize = 500 }: ResealOptions): Promise<ResealReport> {
     const outcomes = this.settings.outcomes;
     if (!(outcomes instanceof SealedOutcomes)) {
-      throw new IdempotencyConfigurationError('resealing needs storage.encryption.keys: with none, outcomes are stored in clear');
+      throw new IdempotencyConfigurationError(
+        'resealing needs storage.encryption.keys: with none, outcomes are stored in clear',
+      );
     }
     const current = outcomes.currentKeyId;
     const report: ResealReport = { resealed: 0, unreadable: 0, skipped: 0 };
     let after: [string, string, string] | [null, null, null] = [null, null, null];
     for (;;) {
-      const { rows } = await this.host.runAlone('reading rows to reseal', [UNSEALED_BATCH, [current, batchSize, ...after]], BATCH_TIMEOUT);
+      const { rows } = await this.host.runAlone(
+        'reading rows to reseal',
+        [UNSEALED_BATCH, [current, batchSize, ...after]],
+        BATCH_TIMEOUT,
+      );
       if (rows.length === 0) return report;
       const batch: object[] = [];
       for (const row of rows as UnsealedRow[]) {
@@ -84,7 +90,14 @@ export class IdempotencyResealer {
         try {
           const [headers, body] = outcomes.columns(outcomes.read(row, owner), owner, row.fingerprint);
           const was = (row.response_body ?? Buffer.alloc(0)).toString('hex');
-          batch.push({ key: row.key, caller: row.caller, endpoint: row.endpoint, headers: JSON.parse(headers), body: body.toString('hex'), was });
+          batch.push({
+            key: row.key,
+            caller: row.caller,
+            endpoint: row.endpoint,
+            headers: JSON.parse(headers),
+            body: body.toString('hex'),
+            was,
+          });
         } catch (error) {
           if (!(error instanceof UnreadableOutcomeError)) throw error;
           report.unreadable++;
@@ -92,7 +105,9 @@ export class IdempotencyResealer {
         }
       }
       if (batch.length > 0) {
-        const { rows: [written] } = await this.host.runAlone('resealing rows', [RESEAL_BATCH, [JSON.stringify(batch)]], BATCH_TIMEOUT);
+        const {
+          rows: [written],
+        } = await this.host.runAlone('resealing rows', [RESEAL_BATCH, [JSON.stringify(batch)]], BATCH_TIMEOUT);
         report.resealed += written.resealed;
         report.skipped += batch.length - written.resealed;
       }
@@ -104,8 +119,16 @@ export class IdempotencyResealer {
 
   /** The digests a row's sealed outcome is bound to, from its scope's columns as `storage.keys` writes them. */
   private ownerOf({ key, caller, endpoint }: UnsealedRow): OutcomeOwner {
-    if (this.settings.keyStorage === 'digest' && caller === '' && key.startsWith(KEY_DIGEST_PREFIX) && endpoint.startsWith(KEY_DIGEST_PREFIX)) {
-      return { digest: Buffer.from(key.slice(KEY_DIGEST_PREFIX.length), 'hex'), endpointDigest: Buffer.from(endpoint.slice(KEY_DIGEST_PREFIX.length), 'hex') };
+    if (
+      this.settings.keyStorage === 'digest' &&
+      caller === '' &&
+      key.startsWith(KEY_DIGEST_PREFIX) &&
+      endpoint.startsWith(KEY_DIGEST_PREFIX)
+    ) {
+      return {
+        digest: Buffer.from(key.slice(KEY_DIGEST_PREFIX.length), 'hex'),
+        endpointDigest: Buffer.from(endpoint.slice(KEY_DIGEST_PREFIX.length), 'hex'),
+      };
     }
     return scopeKey(key, caller, endpoint);
   }

@@ -1,4 +1,10 @@
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KeyTtls } from '../../core/key-ttls.js';
@@ -67,7 +73,9 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     const partitioned = await this.table.strategy().then(
       (table) => table.partitioned,
       (error: Error) => {
-        this.logger.error(`could not look up the idempotency_keys table (the first request looks again): ${error.message}`);
+        this.logger.error(
+          `could not look up the idempotency_keys table (the first request looks again): ${error.message}`,
+        );
         return false;
       },
     );
@@ -110,10 +118,14 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
       if (this.shuttingDown) break;
       let result: { locked: boolean; deleted: number; last: string | null };
       try {
-        const answer = await this.host.runAlone('a sweep statement', [SWEEP_BATCH, [this.settings.sweepBatchSize, SWEEP_LOCK_ID, last]], {
-          timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS,
-          signal,
-        });
+        const answer = await this.host.runAlone(
+          'a sweep statement',
+          [SWEEP_BATCH, [this.settings.sweepBatchSize, SWEEP_LOCK_ID, last]],
+          {
+            timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS,
+            signal,
+          },
+        );
         result = answer.rows[0];
       } catch (error) {
         if (signal.aborted) break;
@@ -147,7 +159,10 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
     if (!maintained.ran) return { ran: false, deleted: 0 };
     const durationMs = performance.now() - startedAt;
     const partitionsDropped = maintained.dropped;
-    if (partitionsDropped > 0) this.logger.log(`dropped ${partitionsDropped} expired partitions of idempotency_keys in ${Math.round(durationMs)} ms`);
+    if (partitionsDropped > 0)
+      this.logger.log(
+        `dropped ${partitionsDropped} expired partitions of idempotency_keys in ${Math.round(durationMs)} ms`,
+      );
     this.events.emit({ type: 'swept', deleted: 0, partitionsDropped, durationMs });
     return { ran: true, deleted: 0, partitionsDropped };
   }

@@ -7,7 +7,14 @@ import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { KeyTtls } from '../../core/key-ttls.js';
 import type { IdempotencySettings } from '../../options/settings.js';
 import { type Partition, planPartitions } from './partition-plan.js';
-import { createPartitions, detachPartition, dropDetached, LIST_DETACHED, LIST_PARTITIONS, SWEEP_LOCK_TAKEN } from './partitions.sql.js';
+import {
+  createPartitions,
+  detachPartition,
+  dropDetached,
+  LIST_DETACHED,
+  LIST_PARTITIONS,
+  SWEEP_LOCK_TAKEN,
+} from './partitions.sql.js';
 
 /** A lock on the table not granted within `PARTITION_LOCK_TIMEOUT_MS`. */
 const LOCK_TIMEOUT = '55P03';
@@ -68,7 +75,8 @@ export class KeyPartitions {
     for (;;) {
       await this.maintain(bound, false);
       const { nowMs, partitions } = await this.list(bound);
-      if (planPartitions(partitions, nowMs, this.settings.partitionIntervalMs, this.ttls.longestMs).create.length === 0) return;
+      if (planPartitions(partitions, nowMs, this.settings.partitionIntervalMs, this.ttls.longestMs).create.length === 0)
+        return;
       if (Date.now() > deadline) {
         throw new IdempotencyConfigurationError(
           `the partitions of idempotency_keys for the next ${this.ttls.longestMs} ms are still missing after ${PREPARE_WITHIN_MS} ms: ` +
@@ -87,12 +95,20 @@ export class KeyPartitions {
     const intervalMs = this.settings.partitionIntervalMs;
     const { nowMs, partitions } = await this.list(bound);
     const plan = planPartitions(partitions, nowMs, intervalMs, this.ttls.longestMs + 2 * intervalMs);
-    if (plan.create.length > 0 && (await this.step('creating partitions', createPartitions(plan.create), bound)) === 'taken') return NOT_RAN;
+    if (
+      plan.create.length > 0 &&
+      (await this.step('creating partitions', createPartitions(plan.create), bound)) === 'taken'
+    )
+      return NOT_RAN;
     if (!drop) return { ran: true, dropped: 0 };
     for (const name of plan.drop) {
       const done = await this.step('detaching a partition', detachPartition(name), bound);
       if (done === 'taken') return NOT_RAN;
-      if (done === 'waited') this.reportLongPast(partitions.find((partition) => partition.name === name)!, nowMs);
+      if (done === 'waited')
+        this.reportLongPast(
+          partitions.find((partition) => partition.name === name)!,
+          nowMs,
+        );
     }
     const { rows } = await this.host.runAlone('listing detached partitions', [LIST_DETACHED, []], bound);
     let dropped = 0;

@@ -31,7 +31,12 @@ export function partitionName(fromMs: number): string {
  * partitions to drop: every one whose range ends at or before `nowMs`. Partitions named by
  * anyone else are never dropped.
  */
-export function planPartitions(partitions: readonly Partition[], nowMs: number, intervalMs: number, aheadMs: number): PartitionPlan {
+export function planPartitions(
+  partitions: readonly Partition[],
+  nowMs: number,
+  intervalMs: number,
+  aheadMs: number,
+): PartitionPlan {
   const covered = partitions
     .map(({ fromMs, toMs }) => ({ from: fromMs ?? -Infinity, to: toMs ?? Infinity }))
     .filter(({ from, to }) => from < to)
@@ -49,6 +54,8 @@ export function planPartitions(partitions: readonly Partition[], nowMs: number, 
     }
     if (from < to) create.push({ name: partitionName(from), fromMs: from, toMs: to });
   }
-  const drop = partitions.filter(({ name, toMs }) => OWN_NAME.test(name) && toMs !== null && toMs <= nowMs).map(({ name }) => name);
+  const drop = partitions
+    .filter(({ name, toMs }) => OWN_NAME.test(name) && toMs !== null && toMs <= nowMs)
+    .map(({ name }) => name);
   return { create, drop };
 }

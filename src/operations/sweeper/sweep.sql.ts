@@ -36,4 +36,3 @@ swept AS (
 SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::int AS deleted,
        (SELECT max(expires_at) FROM swept)::text AS last`,
 };
-

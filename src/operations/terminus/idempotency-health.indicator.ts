@@ -46,22 +46,40 @@ export class IdempotencyHealthIndicator {
     private readonly table: KeyTable,
   ) {}
 
-  async isHealthy<const Key extends string>(key: Key, options: IdempotencyHealthOptions = {}): Promise<HealthIndicatorResult<Key>> {
+  async isHealthy<const Key extends string>(
+    key: Key,
+    options: IdempotencyHealthOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
     const indicator = this.indicators.check(key);
     const bound = { timeoutMs: options.timeoutMs ?? 5_000 };
     let columns: string[];
     try {
-      const { rows } = await this.host.runAlone('the health check', [KEY_TABLE_SHAPE, [KEY_TABLE_COLUMNS.join(',')]], bound);
+      const { rows } = await this.host.runAlone(
+        'the health check',
+        [KEY_TABLE_SHAPE, [KEY_TABLE_COLUMNS.join(',')]],
+        bound,
+      );
       columns = rows.map((row) => row.column);
     } catch (error) {
-      return indicator.down({ reachable: false, message: `the key store cannot be reached: ${(error as Error).message}` });
+      return indicator.down({
+        reachable: false,
+        message: `the key store cannot be reached: ${(error as Error).message}`,
+      });
     }
     const missing = KEY_TABLE_COLUMNS.filter((column) => !columns.includes(column));
     if (missing.length === KEY_TABLE_COLUMNS.length) {
-      return indicator.down({ reachable: true, migrated: false, message: 'there is no idempotency_keys table: run the migration' });
+      return indicator.down({
+        reachable: true,
+        migrated: false,
+        message: 'there is no idempotency_keys table: run the migration',
+      });
     }
     if (missing.length > 0) {
-      return indicator.down({ reachable: true, migrated: false, message: `idempotency_keys lacks ${missing.join(', ')}: run the migration` });
+      return indicator.down({
+        reachable: true,
+        migrated: false,
+        message: `idempotency_keys lacks ${missing.join(', ')}: run the migration`,
+      });
     }
     let lagMs: number;
     let maxSweepLagMs: number;
@@ -70,11 +88,17 @@ export class IdempotencyHealthIndicator {
       lagMs = rows[0]?.lag_ms === null || rows[0]?.lag_ms === undefined ? 0 : Number(rows[0].lag_ms);
       maxSweepLagMs = options.maxSweepLagMs ?? (await this.defaultSweepLagMs());
     } catch (error) {
-      return indicator.down({ reachable: false, message: `the key store cannot be reached: ${(error as Error).message}` });
+      return indicator.down({
+        reachable: false,
+        message: `the key store cannot be reached: ${(error as Error).message}`,
+      });
     }
     const details = { reachable: true, migrated: true, sweepLagMs: lagMs, maxSweepLagMs };
     if (lagMs > maxSweepLagMs) {
-      return indicator.down({ ...details, message: `the oldest expired key expired ${lagMs} ms ago, more than ${maxSweepLagMs} ms: is the sweeper running?` });
+      return indicator.down({
+        ...details,
+        message: `the oldest expired key expired ${lagMs} ms ago, more than ${maxSweepLagMs} ms: is the sweeper running?`,
+      });
     }
     return indicator.up(details);
   }

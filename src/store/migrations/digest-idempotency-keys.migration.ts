@@ -17,6 +17,8 @@ export class DigestIdempotencyKeys1796169600000 implements MigrationInterface {
   }
 
   async down(): Promise<void> {
-    throw new IdempotencyConfigurationError('DigestIdempotencyKeys1796169600000 cannot be reverted: a digest cannot be turned back into its key');
+    throw new IdempotencyConfigurationError(
+      'DigestIdempotencyKeys1796169600000 cannot be reverted: a digest cannot be turned back into its key',
+    );
   }
 }

@@ -1,6 +1,12 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { StoredResponse } from '../stored-response.js';
-import { clearOutcome, type OutcomeOwner, type OutcomeRow, sealedWith, type StoredOutcomes } from './stored-outcomes.js';
+import {
+  clearOutcome,
+  type OutcomeOwner,
+  type OutcomeRow,
+  sealedWith,
+  type StoredOutcomes,
+} from './stored-outcomes.js';
 import { UnreadableOutcomeError } from './unreadable-outcome.error.js';
 
 /** One AES-256 key of `storage.encryption.keys`: its id (stored in each row it seals) and its 32 bytes. */
@@ -44,7 +50,11 @@ export class SealedOutcomes implements StoredOutcomes {
     const id = sealedWith(row.response_headers);
     if (id === undefined) return clearOutcome(row);
     const key = this.byId.get(id);
-    if (!key) throw new UnreadableOutcomeError(`it is sealed with the key "${id}", which storage.encryption.keys does not list`, id);
+    if (!key)
+      throw new UnreadableOutcomeError(
+        `it is sealed with the key "${id}", which storage.encryption.keys does not list`,
+        id,
+      );
     const sealed = row.response_body;
     if (!sealed || sealed.length < HEADER_BYTES || sealed[0] !== LAYOUT_V1) {
       throw new UnreadableOutcomeError(`its sealed body (key "${id}") is not in a layout this version reads`, id);
@@ -56,7 +66,10 @@ export class SealedOutcomes implements StoredOutcomes {
       decipher.setAAD(additionalData(owner, row.fingerprint, row.status!));
       plain = Buffer.concat([decipher.update(sealed.subarray(HEADER_BYTES)), decipher.final()]);
     } catch {
-      throw new UnreadableOutcomeError(`its authentication tag does not match (key "${id}"): the row was altered, or sealed under another key of that id`, id);
+      throw new UnreadableOutcomeError(
+        `its authentication tag does not match (key "${id}"): the row was altered, or sealed under another key of that id`,
+        id,
+      );
     }
     const headersLength = plain.readUInt32BE(0);
     return {
@@ -74,7 +87,12 @@ export class SealedOutcomes implements StoredOutcomes {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', key.key, iv);
     cipher.setAAD(additionalData(owner, fingerprint, response.status));
-    const ciphertext = Buffer.concat([cipher.update(length), cipher.update(headers), cipher.update(response.body), cipher.final()]);
+    const ciphertext = Buffer.concat([
+      cipher.update(length),
+      cipher.update(headers),
+      cipher.update(response.body),
+      cipher.final(),
+    ]);
     const body = Buffer.concat([Buffer.from([LAYOUT_V1]), iv, cipher.getAuthTag(), ciphertext]);
     return [JSON.stringify({ sealedWith: key.id }), body];
   }

@@ -38,7 +38,11 @@ export const CLEAR_OUTCOMES: StoredOutcomes = {
 
 /** The outcome of a row written in clear. */
 export function clearOutcome(row: OutcomeRow): StoredResponse {
-  return { status: row.status!, headers: (row.response_headers as [string, string][] | null) ?? [], body: row.response_body ?? Buffer.alloc(0) };
+  return {
+    status: row.status!,
+    headers: (row.response_headers as [string, string][] | null) ?? [],
+    body: row.response_body ?? Buffer.alloc(0),
+  };
 }
 
 /** The id of the key a sealed row's `response_headers` names; `undefined` for a row in clear. */

@@ -32,7 +32,11 @@ export const PLAIN_TABLE: KeyTableStrategy = {
   partitioned: false,
   recording: { takingOver: RECORD_OUTCOME, fresh: RECORD_OUTCOME },
   async reserveLease(host, { lockId, key, caller, endpoint, fingerprint, ttlMs, leaseMs, token }, bound) {
-    const { rows } = await host.runAlone('reserving the key', [RESERVE_LEASE, [lockId, key, caller, endpoint, fingerprint, ttlMs, leaseMs, token]], bound);
+    const { rows } = await host.runAlone(
+      'reserving the key',
+      [RESERVE_LEASE, [lockId, key, caller, endpoint, fingerprint, ttlMs, leaseMs, token]],
+      bound,
+    );
     return rows.length === 1;
   },
 };

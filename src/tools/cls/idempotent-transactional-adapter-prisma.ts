@@ -31,13 +31,17 @@ export interface IdempotentTransactionalAdapterPrismaOptions {
  * Prisma's own nested `$transaction()`). At bootstrap it checks all of this on a real key
  * transaction; the app refuses to start otherwise.
  */
-export class IdempotentTransactionalAdapterPrisma<Client extends PrismaClientLike = PrismaClientLike>
-  implements TransactionalAdapter<IdempotentPrisma<Client>, Client, PrismaTransactionOptions>
-{
+export class IdempotentTransactionalAdapterPrisma<
+  Client extends PrismaClientLike = PrismaClientLike,
+> implements TransactionalAdapter<IdempotentPrisma<Client>, Client, PrismaTransactionOptions> {
   readonly connectionToken: any;
   readonly defaultTxOptions?: Partial<PrismaTransactionOptions>;
   readonly extraProviderTokens = [DatabaseHost];
-  readonly optionsFactory: TransactionalAdapter<IdempotentPrisma<Client>, Client, PrismaTransactionOptions>['optionsFactory'];
+  readonly optionsFactory: TransactionalAdapter<
+    IdempotentPrisma<Client>,
+    Client,
+    PrismaTransactionOptions
+  >['optionsFactory'];
   private readonly connectionName?: string;
   private given?: { database: DatabaseHost; prisma: IdempotentPrisma<Client> };
 
@@ -48,7 +52,9 @@ export class IdempotentTransactionalAdapterPrisma<Client extends PrismaClientLik
     this.optionsFactory = (prisma, [database]: DatabaseHost[]) => {
       this.given = { database, prisma };
       // The scope runs inside the key's execution: `prisma.client` is the key's client there.
-      prisma.useHandlerScope((_handle, start, settled, savepoint) => enterKeyTransaction(this.host(), { tx: prisma.client, savepoint }, start, settled));
+      prisma.useHandlerScope((_handle, start, settled, savepoint) =>
+        enterKeyTransaction(this.host(), { tx: prisma.client, savepoint }, start, settled),
+      );
       return keyAwareTransactions(prismaTransactions(prisma));
     };
   }

@@ -36,9 +36,11 @@ export interface IdempotentTransactionalAdapterTypeOrmOptions {
  * with `isGlobal: false`, give the plugin `imports: [IdempotencyModule]`), and checks at bootstrap,
  * on a real key transaction, that all of the above holds; the app refuses to start otherwise.
  */
-export class IdempotentTransactionalAdapterTypeOrm
-  implements TransactionalAdapter<DataSource, EntityManager, TypeOrmTransactionOptions>
-{
+export class IdempotentTransactionalAdapterTypeOrm implements TransactionalAdapter<
+  DataSource,
+  EntityManager,
+  TypeOrmTransactionOptions
+> {
   readonly connectionToken: any;
   readonly defaultTxOptions?: Partial<TypeOrmTransactionOptions>;
   readonly extraProviderTokens = [DatabaseHost];

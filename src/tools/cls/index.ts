@@ -3,7 +3,11 @@ export {
   type IdempotentTransactionalAdapterTypeOrmOptions,
 } from './idempotent-transactional-adapter-typeorm.js';
 export type { TypeOrmTransactionOptions } from './typeorm-transactions.js';
-export { NewTransactionInKeyError, TransactionalIsolationError, TransactionSuspendedInKeyError } from './transactional.errors.js';
+export {
+  NewTransactionInKeyError,
+  TransactionalIsolationError,
+  TransactionSuspendedInKeyError,
+} from './transactional.errors.js';
 export {
   IdempotentTransactionalAdapterPrisma,
   type IdempotentTransactionalAdapterPrismaOptions,

@@ -24,8 +24,11 @@ export function joinAsSavepoint(host: TransactionHost, keyTx: () => unknown): vo
       // As withTransaction() reads them: (fn), (propagation | options, fn), (propagation, options, fn),
       // where `@Transactional()` passes undefined for what it was not given.
       const fn = args[args.length - 1];
-      const propagation = (args.length === 3 || (args.length === 2 && typeof args[0] === 'string') ? args[0] : undefined) ?? Propagation.Required;
-      const options = args.length === 3 ? args[1] : args.length === 2 && typeof args[0] !== 'string' ? args[0] : undefined;
+      const propagation =
+        (args.length === 3 || (args.length === 2 && typeof args[0] === 'string') ? args[0] : undefined) ??
+        Propagation.Required;
+      const options =
+        args.length === 3 ? args[1] : args.length === 2 && typeof args[0] !== 'string' ? args[0] : undefined;
       if (propagation === Propagation.Required && currentTx(host) === key && !inSavepoint()) {
         return (own as (...a: unknown[]) => unknown).call(this, Propagation.Nested, options ?? {}, fn);
       }

@@ -1,7 +1,11 @@
 import { Propagation, type TransactionalAdapter, type TransactionHost } from '@nestjs-cls/transactional';
 import type { HandlerSavepoint } from '../../hosts/database-host.js';
 import { handlerSavepoint, keepHandlerSavepoint, markSavepoint } from './key-savepoints.js';
-import { NewTransactionInKeyError, TransactionalIsolationError, TransactionSuspendedInKeyError } from './transactional.errors.js';
+import {
+  NewTransactionInKeyError,
+  TransactionalIsolationError,
+  TransactionSuspendedInKeyError,
+} from './transactional.errors.js';
 
 /** How one tool (TypeORM, Prisma) starts its transactions, and what its key transaction is. */
 export interface ToolTransactions<Tx, Options> {
@@ -32,7 +36,12 @@ type EnteringOptions<Tx> = { [ENTERING]?: Entering<Tx> };
  * `Propagation.RequiresNew` always reaches `wrapWithTransaction`, whatever the app opened before,
  * and the key's transaction rides in the options of that call alone.
  */
-export function enterKeyTransaction<T, Tx>(host: TransactionHost<any>, entering: Entering<Tx>, start: () => T, settled: Promise<void>): T {
+export function enterKeyTransaction<T, Tx>(
+  host: TransactionHost<any>,
+  entering: Entering<Tx>,
+  start: () => T,
+  settled: Promise<void>,
+): T {
   let started!: T;
   const options: EnteringOptions<Tx> = { [ENTERING]: entering };
   void host.withTransaction(Propagation.RequiresNew, options as never, () => {

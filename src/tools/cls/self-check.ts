@@ -31,7 +31,11 @@ export interface CheckedTool<Tx> {
  * `IdempotencyConfigurationError` naming the `@nestjs-cls/transactional` version and what failed,
  * so that the app does not start.
  */
-export async function checkKeyTransactions<Tx>(txHost: TransactionHost<any>, database: DatabaseHost, tool: CheckedTool<Tx>): Promise<void> {
+export async function checkKeyTransactions<Tx>(
+  txHost: TransactionHost<any>,
+  database: DatabaseHost,
+  tool: CheckedTool<Tx>,
+): Promise<void> {
   const { transaction } = await database.begin([], []);
   let settle!: () => void;
   const settled = new Promise<void>((resolve) => (settle = resolve));
@@ -39,7 +43,9 @@ export async function checkKeyTransactions<Tx>(txHost: TransactionHost<any>, dat
   try {
     const handle = transaction.handle;
     wrong = await ClsServiceManager.getClsService().run(() =>
-      executionContext.run({ scope: CHECK_SCOPE, handle }, () => transaction.enterHandler(() => probe(txHost, tool), settled)),
+      executionContext.run({ scope: CHECK_SCOPE, handle }, () =>
+        transaction.enterHandler(() => probe(txHost, tool), settled),
+      ),
     );
   } finally {
     settle();
@@ -56,7 +62,8 @@ export async function checkKeyTransactions<Tx>(txHost: TransactionHost<any>, dat
 /** What is not as promised, or `undefined` when everything is. */
 async function probe<Tx>(txHost: TransactionHost<any>, tool: CheckedTool<Tx>): Promise<string | undefined> {
   const key = tool.keyTx();
-  if (key === undefined || txHost.tx !== key) return "txHost.tx inside an @Idempotent() request is not the key's transaction";
+  if (key === undefined || txHost.tx !== key)
+    return "txHost.tx inside an @Idempotent() request is not the key's transaction";
   const failure = new IdempotencyError('the check fails this transaction on purpose');
   const current = () => txHost.tx as Tx;
   const marked = () => tool.value(key, MARKED);
@@ -75,7 +82,8 @@ async function probe<Tx>(txHost: TransactionHost<any>, tool: CheckedTool<Tx>): P
   });
   await required.catch(passOn(failure));
   if (joined !== 'joined') return 'a Propagation.Required transaction inside another did not join it';
-  if (((await marked()) ?? '') !== '') return "a failing Propagation.Required transaction that began the handler's work kept its writes";
+  if (((await marked()) ?? '') !== '')
+    return "a failing Propagation.Required transaction that began the handler's work kept its writes";
   // Then after a write of the key transaction's: a savepoint of its own.
   await tool.value(key, MARK('key'));
   await txHost
@@ -85,11 +93,14 @@ async function probe<Tx>(txHost: TransactionHost<any>, tool: CheckedTool<Tx>): P
     })
     .catch(passOn(failure));
   const after = await marked();
-  if (after !== 'key') return `a failing Propagation.Required transaction inside an @Idempotent() request ${after === 'required' ? 'kept its writes' : "undid the key transaction's"}`;
-  const refused = await txHost.withTransaction(Propagation.RequiresNew, async () => undefined).then(
-    () => false,
-    (error: unknown) => error instanceof NewTransactionInKeyError,
-  );
+  if (after !== 'key')
+    return `a failing Propagation.Required transaction inside an @Idempotent() request ${after === 'required' ? 'kept its writes' : "undid the key transaction's"}`;
+  const refused = await txHost
+    .withTransaction(Propagation.RequiresNew, async () => undefined)
+    .then(
+      () => false,
+      (error: unknown) => error instanceof NewTransactionInKeyError,
+    );
   if (!refused) return 'a Propagation.RequiresNew transaction inside an @Idempotent() request was not refused';
   return undefined;
 }

@@ -10,7 +10,7 @@ export class NewTransactionInKeyError extends IdempotencyConfigurationError {
     super(
       'a new transaction (Propagation.RequiresNew, or one started inside Propagation.NotSupported) inside an @Idempotent() request ' +
         "would commit outside the key's transaction, and a retry could run its writes again; use the default Propagation.Required " +
-        '(a savepoint of the key\'s transaction) or Propagation.Nested, or move this work to a lease-mode route',
+        "(a savepoint of the key's transaction) or Propagation.Nested, or move this work to a lease-mode route",
     );
   }
 }
@@ -33,7 +33,7 @@ export class TransactionalIsolationError extends IdempotencyConfigurationError {
   constructor(isolationLevel: string) {
     super(
       `a transaction at ${isolationLevel} inside an @Idempotent() request: it runs inside the key's transaction, which is READ COMMITTED ` +
-        '(the key\'s lookup needs it); remove the isolation level (from defaultTxOptions too) and lock the rows a decision reads (SELECT … FOR UPDATE)',
+        "(the key's lookup needs it); remove the isolation level (from defaultTxOptions too) and lock the rows a decision reads (SELECT … FOR UPDATE)",
     );
   }
 }

@@ -12,7 +12,9 @@ export function keyManager(): EntityManager | undefined {
 }
 
 /** TypeORM's transactions, as `TransactionalAdapterTypeOrm` starts them. */
-export function typeOrmTransactions(dataSource: DataSource): ToolTransactions<EntityManager, TypeOrmTransactionOptions> {
+export function typeOrmTransactions(
+  dataSource: DataSource,
+): ToolTransactions<EntityManager, TypeOrmTransactionOptions> {
   return {
     keyTx: keyManager,
     fallback: () => dataSource.manager,

@@ -38,7 +38,7 @@ export class IdempotentPrismaPg extends PrismaPg {
       if (isolationLevel !== undefined && isolationLevel !== 'READ COMMITTED') {
         throw new IdempotencyConfigurationError(
           `a Prisma $transaction() at ${isolationLevel} inside an @Idempotent() request: it is a savepoint of the key's transaction, ` +
-            'which runs at READ COMMITTED (the key\'s lookup needs it); remove the isolationLevel and lock the rows a decision reads (SELECT … FOR UPDATE)',
+            "which runs at READ COMMITTED (the key's lookup needs it); remove the isolationLevel and lock the rows a decision reads (SELECT … FOR UPDATE)",
         );
       }
       return startTransaction();

@@ -1,6 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { PrismaClientLike } from './self-check.js';
-import { type IdempotentPrismaOptions, idempotentPrisma, IdempotentPrisma, type PrismaClientFactory } from './idempotent-prisma.js';
+import {
+  type IdempotentPrismaOptions,
+  idempotentPrisma,
+  IdempotentPrisma,
+  type PrismaClientFactory,
+} from './idempotent-prisma.js';
 
 /**
  * `IdempotentPrisma` for the whole app: `IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter }))`
@@ -9,8 +14,16 @@ import { type IdempotentPrismaOptions, idempotentPrisma, IdempotentPrisma, type 
  */
 @Module({})
 export class IdempotentPrismaModule {
-  static forRoot<Client extends PrismaClientLike>(create: PrismaClientFactory<Client>, options: IdempotentPrismaOptions = {}): DynamicModule {
+  static forRoot<Client extends PrismaClientLike>(
+    create: PrismaClientFactory<Client>,
+    options: IdempotentPrismaOptions = {},
+  ): DynamicModule {
     const provider = idempotentPrisma(create, options);
-    return { module: IdempotentPrismaModule, global: true, providers: [provider], exports: [(options.provide ?? IdempotentPrisma) as string | symbol | Function] };
+    return {
+      module: IdempotentPrismaModule,
+      global: true,
+      providers: [provider],
+      exports: [(options.provide ?? IdempotentPrisma) as string | symbol | Function],
+    };
   }
 }

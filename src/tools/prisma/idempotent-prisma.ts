@@ -35,7 +35,9 @@ export type PrismaClientFactory<Client> = (adapter: PrismaPg) => Client;
  * transaction rolled back at the end, that its client's statements run in it and are undone with
  * it; the app refuses to start otherwise.
  */
-export class IdempotentPrisma<Client extends PrismaClientLike> implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+export class IdempotentPrisma<Client extends PrismaClientLike>
+  implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown
+{
   private app?: Client;
   private readonly bound = new WeakMap<KeyClient, Client>();
   private readonly built = new Set<Client>();
@@ -115,7 +117,10 @@ export interface IdempotentPrismaOptions {
  * The provider of an `IdempotentPrisma` whose clients `create` builds, on the module's `pool`
  * (`IdempotencyModule.forRoot({ pool })`).
  */
-export function idempotentPrisma<Client extends PrismaClientLike>(create: PrismaClientFactory<Client>, options: IdempotentPrismaOptions = {}): Provider {
+export function idempotentPrisma<Client extends PrismaClientLike>(
+  create: PrismaClientFactory<Client>,
+  options: IdempotentPrismaOptions = {},
+): Provider {
   return {
     provide: (options.provide ?? IdempotentPrisma) as never,
     inject: [DatabaseHost, IDEMPOTENCY_SETTINGS],

@@ -17,9 +17,13 @@ export function prismaDriverError(error: unknown): { code?: string; message?: st
     ((error as { name?: unknown })?.name === 'DriverAdapterError' ? error : undefined);
   const cause = (adapterError as { cause?: Record<string, unknown> } | undefined)?.cause;
   if (cause === null || typeof cause !== 'object') return undefined;
-  const code = [cause.originalCode, cause.kind === 'postgres' ? cause.code : undefined, KIND_CODES[String(cause.kind)]].find(
+  const code = [
+    cause.originalCode,
+    cause.kind === 'postgres' ? cause.code : undefined,
+    KIND_CODES[String(cause.kind)],
+  ].find((candidate): candidate is string => typeof candidate === 'string');
+  const message = [cause.originalMessage, cause.message].find(
     (candidate): candidate is string => typeof candidate === 'string',
   );
-  const message = [cause.originalMessage, cause.message].find((candidate): candidate is string => typeof candidate === 'string');
   return code === undefined && message === undefined ? undefined : { code, message };
 }

@@ -32,7 +32,10 @@ const CHECK_SCOPE = scopeKey('self-check', '', 'CHECK prisma');
  * `IdempotencyConfigurationError` naming the versions and what failed, so that the app does not
  * start.
  */
-export async function checkPrisma(host: DatabaseHost, clientOn: (keyClient: KeyClient) => PrismaClientLike): Promise<void> {
+export async function checkPrisma(
+  host: DatabaseHost,
+  clientOn: (keyClient: KeyClient) => PrismaClientLike,
+): Promise<void> {
   const versions = `@prisma/client ${packageVersion('@prisma/client') ?? '(not found)'}, @prisma/adapter-pg ${packageVersion('@prisma/adapter-pg') ?? '(not found)'}`;
   const refuse = (wrong: string) =>
     new IdempotencyConfigurationError(
@@ -41,14 +44,17 @@ export async function checkPrisma(host: DatabaseHost, clientOn: (keyClient: KeyC
     );
   for (const name of ['@prisma/client', '@prisma/adapter-pg']) {
     const version = packageVersion(name);
-    if (version !== undefined && Number(version.split('.')[0]) !== TESTED_MAJOR) throw refuse(`${name} is not of the tested line`);
+    if (version !== undefined && Number(version.split('.')[0]) !== TESTED_MAJOR)
+      throw refuse(`${name} is not of the tested line`);
   }
   const { transaction } = await host.begin([], []);
   let wrong: string | undefined;
   try {
     const keyClient = transaction.handle;
     if (!isKeyClient(keyClient)) throw refuse("the module's host is not the node-postgres pool (the pool option)");
-    wrong = await executionContext.run({ scope: CHECK_SCOPE, handle: keyClient }, () => probe(keyClient, clientOn(keyClient)));
+    wrong = await executionContext.run({ scope: CHECK_SCOPE, handle: keyClient }, () =>
+      probe(keyClient, clientOn(keyClient)),
+    );
   } catch (error) {
     if (error instanceof IdempotencyConfigurationError) throw error;
     wrong = `the check's queries failed (${(error as Error)?.message ?? String(error)})`;
@@ -79,8 +85,10 @@ async function probe(keyClient: KeyClient, client: PrismaClientLike): Promise<st
     },
   );
   const after = (await onKey(MARKED)).value;
-  if (after !== 'key') return `a failing interactive $transaction() ${after === 'interactive' ? 'kept its statements' : "undid the key transaction's"}`;
+  if (after !== 'key')
+    return `a failing interactive $transaction() ${after === 'interactive' ? 'kept its statements' : "undid the key transaction's"}`;
   const [batched] = (await client.$transaction([client.$queryRawUnsafe(WHERE)])) as [Record<string, unknown>[]];
-  if (batched?.[0]?.tx !== key.tx) return "a batch $transaction([...]) of the key's Prisma client ran outside the key's transaction";
+  if (batched?.[0]?.tx !== key.tx)
+    return "a batch $transaction([...]) of the key's Prisma client ran outside the key's transaction";
   return undefined;
 }

@@ -54,7 +54,9 @@ export class IdempotencyTransaction {
   downstreamKey(name: string): string {
     const execution = executionContext.getStore();
     if (!execution) {
-      throw new IdempotencyConfigurationError('downstreamKey() is only available inside an @Idempotent() request with a key, or a call of IdempotencyService.run()');
+      throw new IdempotencyConfigurationError(
+        'downstreamKey() is only available inside an @Idempotent() request with a key, or a call of IdempotencyService.run()',
+      );
     }
     return deriveDownstreamKey(execution.scope, name);
   }

@@ -16,7 +16,11 @@ export default async function appKilled({ databaseUrl }) {
     const retriesBefore = stats.retries;
     // Lease mode too: refunds of one payment, each with its own key.
     const refundCaller = newCaller('killed-refunds');
-    const setup = await postWithRetries(() => `${demo.url}/payments`, { key: newKey(), caller: refundCaller, body: { amount: 10_000, currency: 'EUR' } });
+    const setup = await postWithRetries(() => `${demo.url}/payments`, {
+      key: newKey(),
+      caller: refundCaller,
+      body: { amount: 10_000, currency: 'EUR' },
+    });
     const paymentId = setup.answer.json.id;
     const refunds = Array.from({ length: 40 }, (_, i) => ({ key: newKey(), amount: i + 1 }));
     const refunding = (async () => {
@@ -29,7 +33,11 @@ export default async function appKilled({ databaseUrl }) {
         refund.final = answer;
       }
     })();
-    const paying = runPayments(plan, () => demo.url, () => done);
+    const paying = runPayments(
+      plan,
+      () => demo.url,
+      () => done,
+    );
     await sleep(1_000);
     await demo.kill();
     await sleep(300);
@@ -50,7 +58,10 @@ export default async function appKilled({ databaseUrl }) {
       if (rows > 1 || effects > 1) stats.duplicates += Math.max(rows, effects) - 1;
       if (rows === 0) stats.lostWrites++;
     }
-    check(recorded.length === refunds.length && ledger.length === refunds.length, `refunds: ${recorded.length} recorded, ${ledger.length} provider effects, ${refunds.length} asked`);
+    check(
+      recorded.length === refunds.length && ledger.length === refunds.length,
+      `refunds: ${recorded.length} recorded, ${ledger.length} provider effects, ${refunds.length} asked`,
+    );
     const [{ stuck }] = await db.rows(
       `SELECT count(*)::int AS stuck FROM idempotency_keys WHERE caller LIKE 'killed-%' AND state = 'in_progress'`,
     );

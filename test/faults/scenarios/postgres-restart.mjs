@@ -13,7 +13,11 @@ export default async function postgresRestart({ startEmbeddedPostgres }) {
     const plan = planPayments('restart', 32);
     let done = false;
     const retriesBefore = stats.retries;
-    const paying = runPayments(plan, () => demo.url, () => done);
+    const paying = runPayments(
+      plan,
+      () => demo.url,
+      () => done,
+    );
     await sleep(1_000);
     await postgres.restart();
     await sleep(1_500);

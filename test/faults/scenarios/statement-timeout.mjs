@@ -19,7 +19,10 @@ export default async function statementTimeout({ databaseUrl }) {
     await locker.query('LOCK TABLE payments IN ACCESS EXCLUSIVE MODE');
     const timedOut = await post(`${demo.url}/payments`, { key, caller, body });
     check(timedOut.status === 503, `expected 503 on a statement timeout, got ${timedOut.status}: ${timedOut.body}`);
-    check(timedOut.json?.type === 'urn:nestjs-pg-idempotency:store-unavailable', `unexpected problem ${timedOut.json?.type}`);
+    check(
+      timedOut.json?.type === 'urn:nestjs-pg-idempotency:store-unavailable',
+      `unexpected problem ${timedOut.json?.type}`,
+    );
     await locker.query('ROLLBACK');
     await sleep(50);
     const [{ n }] = await db.rows('SELECT count(*)::int AS n FROM idempotency_keys WHERE key = $1', [key]);
