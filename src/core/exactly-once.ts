@@ -9,6 +9,7 @@ import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
 import { decideWork } from './outcome-decision.js';
 import { KeyReserver, type ReservationRules } from './reserve/key-reserver.js';
+import { carryOut } from './hold/carry-out.js';
 import { keyExecution } from './key-execution.js';
 import { KeyTtls } from './key-ttls.js';
 import type { RunOutcome, UnavailableReason } from './run-outcome.js';
@@ -137,26 +138,22 @@ export class ExactlyOnce {
         durationMs: performance.now() - startedAt,
         transport,
       });
-    try {
-      if (decision.action === 'release') {
-        await hold.release();
+    const carried = await carryOut(hold, decision, () =>
+      failure ? failureRecord(failure.error, policy.attempts) : resultRecord(value),
+    );
+    switch (carried.kind) {
+      case 'released':
         released('failed');
-        if (transient)
-          logger.error(`${handler}: its database work failed (nothing kept): ${messageOf(failure!.error)}`);
-        return transient
-          ? { kind: 'unavailable', error: failure!.error, reason: 'store' }
-          : { kind: 'failed', error: failure!.error };
-      }
-      const stored = failure ? failureRecord(failure.error, policy.attempts) : resultRecord(value);
-      if ((await hold.complete(stored, decision.rollbackWrites)) === 'lost') {
+        if (!transient) return { kind: 'failed', error: failure!.error };
+        logger.error(`${handler}: its database work failed (nothing kept): ${messageOf(failure!.error)}`);
+        return { kind: 'unavailable', error: failure!.error, reason: 'store' };
+      case 'lost':
         released('lease-lost');
         return { kind: 'lease-lost' };
-      }
-    } catch (error) {
-      if (hold.isOpen) await hold.release().catch(() => undefined);
-      logger.error(`${handler}: recording its outcome failed (nothing kept): ${messageOf(error)}`);
-      released('failed');
-      return { kind: 'unavailable', error, reason: 'store' };
+      case 'failed':
+        logger.error(`${handler}: recording its outcome failed (nothing kept): ${messageOf(carried.error)}`);
+        released('failed');
+        return { kind: 'unavailable', error: carried.error, reason: 'store' };
     }
     const durationMs = performance.now() - startedAt;
     if (failure) return { kind: 'failure-recorded', error: failure.error, durationMs };

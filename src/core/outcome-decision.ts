@@ -120,7 +120,7 @@ export interface WorkEnd {
   recordFailure: boolean;
 }
 
-export type WorkDecision = { action: 'record'; rollbackWrites: boolean } | { action: 'release' };
+export type WorkDecision = { action: 'record'; rollbackWrites: boolean } | { action: 'release'; keepWrites: false };
 
 /**
  * - Work that returned: its result is recorded with its writes.
@@ -131,6 +131,6 @@ export type WorkDecision = { action: 'record'; rollbackWrites: boolean } | { act
  */
 export function decideWork({ failed, transient, recordFailure }: WorkEnd): WorkDecision {
   if (!failed) return { action: 'record', rollbackWrites: false };
-  if (transient || !recordFailure) return { action: 'release' };
+  if (transient || !recordFailure) return { action: 'release', keepWrites: false };
   return { action: 'record', rollbackWrites: true };
 }

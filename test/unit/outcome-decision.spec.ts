@@ -113,10 +113,10 @@ describe('decideWork(): what to do when work run through the core (a message, a 
     [false, false, true, { action: 'record', rollbackWrites: false }],
     [false, true, false, { action: 'record', rollbackWrites: false }],
     [false, true, true, { action: 'record', rollbackWrites: false }],
-    [true, false, false, { action: 'release' }],
+    [true, false, false, { action: 'release', keepWrites: false }],
     [true, false, true, { action: 'record', rollbackWrites: true }],
-    [true, true, false, { action: 'release' }],
-    [true, true, true, { action: 'release' }],
+    [true, true, false, { action: 'release', keepWrites: false }],
+    [true, true, true, { action: 'release', keepWrites: false }],
   ];
 
   it('the table lists every combination once', () => {

@@ -6,19 +6,20 @@ import type { IdempotencySettings, RouteSettings } from '../../options/settings.
 import { type IdempotencyProblem, Problems } from '../problems.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
 import { problemReplacement, toStoredResponse } from '../response/replay.js';
-import { RefusedByDatabaseError } from '../../hosts/database-failures.js';
+import { carryOut } from '../../core/hold/carry-out.js';
 import type { KeyHold } from '../../core/hold/key-hold.js';
 import type { IdempotencyTelemetry, TracedOutcome } from '../../observe/telemetry/idempotency-telemetry.js';
-import { afterRecording, type Answer, decide, type Recording, type Replacement } from '../../core/outcome-decision.js';
+import { afterRecording, type Answer, decide, type Replacement } from '../../core/outcome-decision.js';
 
 const logger = new Logger('Idempotency');
 
 type ReleasedReason = Extract<IdempotencyEvent, { type: 'released' }>['reason'];
 
 /**
- * Carries out what `decide()` and `afterRecording()` say for one run's outcome: records it, or
- * releases the key, before the response leaves; emits the run's event; returns the problem to
- * send instead of the app's answer, if any.
+ * The HTTP entry's conclusion of one run: the captured answer read as `decide()`'s outcome, the
+ * decision carried out by the core (`carryOut`) before the response leaves, what recording came
+ * to read by `afterRecording()`; emits the run's event, and returns the problem to send instead of
+ * the app's answer, if any.
  */
 export class OutcomeRecorder {
   private readonly startedAt = performance.now();
@@ -57,28 +58,20 @@ export class OutcomeRecorder {
       storable: route.storeResponse(captured.status),
       fits: captured.body.length <= route.maxResponseBytes,
     });
-    let recording: Recording;
-    try {
-      if (decision.action === 'release') {
-        await hold.release(decision.keepWrites);
-        this.released(decision.reason, decision.status);
-        return {
-          replacement: decision.replaceWith && this.replacement(decision.replaceWith, captured),
-          outcome: 'released',
-        };
-      }
-      recording = {
-        kind: await hold.complete(
-          toStoredResponse(captured, settings.replayHeaders, route.redaction),
-          decision.rollbackWrites,
-        ),
-      };
-    } catch (error) {
-      if (hold.isOpen) await hold.release().catch(() => undefined);
-      logger.error(`recording an idempotent outcome failed: ${(error as Error).message}`);
-      recording = { kind: 'failed', refused: error instanceof RefusedByDatabaseError };
+    const carried = await carryOut(hold, decision, () =>
+      toStoredResponse(captured, settings.replayHeaders, route.redaction),
+    );
+    if (carried.kind === 'released') {
+      const { reason, status, replaceWith } = carried.decision;
+      this.released(reason, status);
+      return { replacement: replaceWith && this.replacement(replaceWith, captured), outcome: 'released' };
     }
-    const after = afterRecording(recording);
+    if (carried.kind === 'failed') {
+      logger.error(
+        `recording an idempotent outcome failed: ${(carried.error as Error)?.message ?? String(carried.error)}`,
+      );
+    }
+    const after = afterRecording(carried);
     if (after.event === 'executed') {
       this.emit({
         type: 'executed',
