@@ -12,20 +12,30 @@ import { start } from './processes.mjs';
 
 const RABBITMQ = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
-export async function measureConsumers(database, { rounds, execPath, backlog = 3_000, rate = 300, seconds = 5, log }) {
+export async function measureConsumers(
+  database,
+  { rounds, execPath, previousDist, backlog = 3_000, rate = 300, seconds = 5, log },
+) {
   await database.sql(
     'CREATE TABLE IF NOT EXISTS bench_messages (batch text NOT NULL, published_at timestamptz NOT NULL, committed_at timestamptz NOT NULL DEFAULT clock_timestamp())',
   );
   const connection = await amqplib.connect(RABBITMQ);
   const channel = await connection.createChannel();
-  const queues = { plain: `bench.plain.${randomUUID()}`, module: `bench.module.${randomUUID()}` };
+  // `previous`: the module consumer from BENCH_PREVIOUS_DIST's build.
+  const modes = previousDist ? ['plain', 'module', 'previous'] : ['plain', 'module'];
+  const queues = Object.fromEntries(modes.map((mode) => [mode, `bench.${mode}.${randomUUID()}`]));
   const consumers = {};
   try {
-    for (const mode of ['plain', 'module']) {
+    for (const mode of modes) {
       await channel.assertQueue(queues[mode], { durable: true });
       consumers[mode] = await start('servers/consumer.mjs', {
         name: `${mode} consumer`,
-        env: { DATABASE_URL: database.url, CONSUMER: mode, QUEUE: queues[mode] },
+        env: {
+          DATABASE_URL: database.url,
+          CONSUMER: mode === 'plain' ? 'plain' : 'module',
+          QUEUE: queues[mode],
+          ...(mode === 'previous' && { MODULE_DIST: previousDist }),
+        },
         execPath,
       });
     }
@@ -44,9 +54,9 @@ export async function measureConsumers(database, { rounds, execPath, backlog = 3
         await sleep(50);
       }
     };
-    const results = { plain: [], module: [] };
+    const results = Object.fromEntries(modes.map((mode) => [mode, []]));
     for (let round = 1; round <= rounds; round++) {
-      for (const mode of ['plain', 'module']) {
+      for (const mode of modes) {
         // Warm-up (not measured), then the backlog, then the paced run.
         const warm = `warm-${mode}-${round}-${randomUUID()}`;
         for (let i = 0; i < 500; i++) publish(mode, warm);

@@ -319,7 +319,7 @@ export function printReport(results, host) {
     null,
   );
   if (results.consumers) {
-    const { plain, module } = results.consumers;
+    const { plain, module, previous } = results.consumers;
     const consumerRow = (label, runs) => [
       label,
       `${fixed(median(runs.map((r) => r.messagesPerSecond)), 0)} (${fixed(Math.min(...runs.map((r) => r.messagesPerSecond)), 0)}–${fixed(Math.max(...runs.map((r) => r.messagesPerSecond)), 0)})`,
@@ -338,8 +338,16 @@ export function printReport(results, host) {
       [
         consumerRow('plain: its own transaction, acked after the commit', plain),
         consumerRow('@IdempotentMessage(): the key in the same transaction', module),
+        ...(previous ? [consumerRow('@IdempotentMessage(), the previous build (BENCH_PREVIOUS_DIST)', previous)] : []),
       ],
     );
+    if (previous) {
+      addRatio(
+        '@IdempotentMessage() consumer, this build / the previous build messages/s (backlog)',
+        module.map((run, i) => run.messagesPerSecond / previous[i].messagesPerSecond),
+        null,
+      );
+    }
     addRatio(
       '@IdempotentMessage() consumer / plain consumer messages/s (backlog)',
       module.map((run, i) => run.messagesPerSecond / plain[i].messagesPerSecond),

@@ -454,7 +454,7 @@ try {
   results.sweeper.left = left;
 
   // 4. The consumer pair on RabbitMQ: the same handler plain and under @IdempotentMessage().
-  results.consumers = await measureConsumers(database, { rounds: settings.rounds, execPath, log });
+  results.consumers = await measureConsumers(database, { rounds: settings.rounds, execPath, previousDist, log });
 
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));

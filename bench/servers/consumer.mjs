@@ -3,16 +3,26 @@
 // - CONSUMER=plain: the handler writes in a plain `db.transaction()` and acks after its commit;
 // - CONSUMER=module: the same write under `@IdempotentMessage()` (the module acks after the commit),
 //   through IdempotentDrizzle.
-// The queue is QUEUE. Decorators are applied by hand, as TypeScript would compile them.
+// The queue is QUEUE; MODULE_DIST: another build's dist/ folder (the previous build of
+// BENCH_PREVIOUS_DIST). Decorators are applied by hand, as TypeScript would compile them.
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload, Transport } from '@nestjs/microservices';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { serve, serverEnv } from './common.mjs';
-import { IdempotencyModule, IdempotentMessage } from '../../dist/esm//index.js';
-import { IdempotentDrizzle } from '../../dist/esm/tools/drizzle/index.js';
+
+// The package's entries as its package.json exports them (a previous build's layout may differ).
+const root = process.env.MODULE_DIST
+  ? pathToFileURL(`${process.env.MODULE_DIST.replace(/\/$/, '')}/../`)
+  : new URL('../../', import.meta.url);
+const { exports } = JSON.parse(readFileSync(new URL('package.json', root), 'utf8'));
+const entry = (subpath) => new URL(exports[subpath].import.default, root).href;
+const { IdempotencyModule, IdempotentMessage } = await import(entry('.'));
+const { IdempotentDrizzle } = await import(entry('./drizzle'));
 
 const { databaseUrl } = serverEnv();
 const mode = process.env.CONSUMER ?? 'module';
