@@ -11,7 +11,7 @@ const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
 /**
  * `stored` without the headers and JSON body fields `redaction` names. A field inside an array
  * is removed from every element. A body that is not JSON (by its `content-type`, or because it
- * does not parse) has no fields, and is kept as it is.
+ * does not parse) has no fields, and is kept as it is. A body that lost a field loses its `ETag`.
  */
 export function redact<Stored extends { headers: [string, string][]; body: Buffer }>(
   stored: Stored,
@@ -30,7 +30,13 @@ export function redact<Stored extends { headers: [string, string][]; body: Buffe
   }
   let removed = false;
   for (const path of redaction.body) removed = removeField(document, path) || removed;
-  return { ...stored, headers, body: removed ? Buffer.from(JSON.stringify(document), 'utf8') : stored.body };
+  if (!removed) return { ...stored, headers };
+  // An entity tag names the bytes it was computed over: the redacted body is other bytes.
+  return {
+    ...stored,
+    headers: headers.filter(([name]) => name !== 'etag'),
+    body: Buffer.from(JSON.stringify(document), 'utf8'),
+  };
 }
 
 /** Removes the field at `path` from `value` (from each element of an array on the way); whether one was. */
