@@ -6,6 +6,7 @@ import { DUPLICATE_WINDOW_MS, testStream } from '../support/jetstream.js';
 import { CONSUMER_APP, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { testQueue } from '../support/rabbitmq.js';
+import { BROKER_OF, itWith } from '../support/services.js';
 
 const KEYS = 7_000;
 /** Publishes awaiting the stream's acknowledgement at once. */
@@ -37,7 +38,7 @@ function rounds(): number[][] {
 describe.each(['rmq', 'nats'] as const)(
   'two consumers competing on %s, 10,000 messages with 30 %% duplicates',
   (transport) => {
-    it('each key has exactly one effect: none lost, none doubled, every message settled', async () => {
+    itWith(BROKER_OF[transport])('each key has exactly one effect: none lost, none doubled, every message settled', async () => {
       const caller = newCaller();
       const ids = new Map<number, string>();
       const idOf = (key: number) => ids.get(key) ?? ids.set(key, randomUUID()).get(key)!;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { newCaller } from '../support/http.js';
 import { amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
 import { waitFor } from '../support/processes.js';
+import { describeWith } from '../support/services.js';
 
 /**
  * The message guarantees on every host a consumer writes through (the RMQ transport; the
@@ -26,7 +27,7 @@ async function publishedThreeTimes(setup: ReturnType<typeof rmqConsumers>): Prom
   expect(await setup.queue().counts()).toEqual({ ready: 0, dead: 0 });
 }
 
-describe.each(['typeorm', 'cls', 'prisma'] as const)(
+describeWith('rabbitmq').each(['typeorm', 'cls', 'prisma'] as const)(
   'messages on the %s host (RabbitMQ, @IdempotentMessage())',
   (host) => {
     const setup = rmqConsumers({ HOST: host });
@@ -60,7 +61,7 @@ describe.each(['typeorm', 'cls', 'prisma'] as const)(
   },
 );
 
-describe('messages in lease mode (RabbitMQ, @IdempotentMessage({ mode: "lease" }), Drizzle)', () => {
+describeWith('rabbitmq')('messages in lease mode (RabbitMQ, @IdempotentMessage({ mode: "lease" }), Drizzle)', () => {
   const setup = rmqConsumers({ MODE: 'lease' });
 
   it('a message published three times has one effect: run once, each duplicate acked without running', () =>

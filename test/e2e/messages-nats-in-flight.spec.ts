@@ -3,6 +3,7 @@ import { newCaller } from '../support/http.js';
 import { type TestStream, testStream } from '../support/jetstream.js';
 import { CONSUMER_APP, amounts, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { describeWith } from '../support/services.js';
 
 const BACKLOG = 120;
 const MAX_IN_FLIGHT = 4;
@@ -13,7 +14,7 @@ const MAX_IN_FLIGHT = 4;
  * backlog (a process that took them all would hold them past `ackWaitMs`, and JetStream would
  * deliver them again elsewhere).
  */
-describe('JetStreamServer: maxInFlight bounds what a process holds of each pattern', () => {
+describeWith('nats')('JetStreamServer: maxInFlight bounds what a process holds of each pattern', () => {
   let stream: TestStream;
   let consumer: DemoProcess | undefined;
   beforeEach(async () => (stream = await testStream()));

@@ -4,12 +4,13 @@ import { newCaller } from '../support/http.js';
 import { DUPLICATE_WINDOW_MS, type TestStream, testStream } from '../support/jetstream.js';
 import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { describeWith } from '../support/services.js';
 
 /** Past the stream's duplicate window: JetStream takes the same id again, as after a publisher's timeout. */
 const pastDuplicateWindow = () => sleep(DUPLICATE_WINDOW_MS + 100);
 
 /** Idempotent consumers on the machine's NATS JetStream, through JetStreamServer: exactly one effect per message key. */
-describe('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', () => {
+describeWith('nats')('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', () => {
   let stream: TestStream;
   const consumers: DemoProcess[] = [];
   beforeEach(async () => (stream = await testStream()));

