@@ -2,7 +2,8 @@
 // TypeORM installed, as a Prisma team writes it: a schema, `prisma generate`, the module on the
 // node-postgres pool, `IdempotentPrisma` given the app's `new PrismaClient({ adapter })`, and a
 // service writing two models. It pays twice with one key (one payment and one ledger entry, the
-// replay) and once with a handler that fails after its writes (nothing kept). Exits 0 on success.
+// replay) and once with a handler that fails after its writes (nothing kept); a module given no
+// pool fails at bootstrap naming `{ pool }`. Exits 0 on success.
 import 'reflect-metadata';
 import { Controller, Headers, Injectable, InternalServerErrorException, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -49,6 +50,26 @@ class PaymentsController {
 })
 class AppModule {}
 
+// The module forgotten its { pool }: with no TypeORM installed, bootstrap names the option to pass.
+@Module({
+  imports: [IdempotencyModule.forRoot({ anonymousCallers: 'shared', sweepInterval: 0 })],
+  providers: [idempotentPrisma((adapter) => new PrismaClient({ adapter }))],
+})
+class NoPoolModule {}
+
+async function bootstrapError(): Promise<string> {
+  let app: Awaited<ReturnType<typeof NestFactory.create>> | undefined;
+  try {
+    app = await NestFactory.create(NoPoolModule, { logger: false, abortOnError: false });
+    await app.init();
+    return 'started';
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  } finally {
+    await app?.close().catch(() => undefined);
+  }
+}
+
 async function main(): Promise<void> {
   const migration = createRequire(import.meta.url).resolve(
     'nestjs-pg-idempotency/migrations/1795996800000-create-idempotency-keys.sql',
@@ -71,6 +92,7 @@ async function main(): Promise<void> {
   const checks: Record<string, boolean> = {
     ...(await payTwiceAndFailOnce(base, caller, count)),
     noTypeorm: !resolvesTypeorm(import.meta.url),
+    noPoolNamesTheOption: (await bootstrapError()).includes('pass { pool }'),
   };
   await app.close();
   await pool.query('DELETE FROM smoke_prisma_payments WHERE caller LIKE $1', [`${caller}%`]);

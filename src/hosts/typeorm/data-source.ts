@@ -17,13 +17,22 @@ export async function resolveDataSource(
       'option "dataSource" must be the name of a TypeORM connection or a DataSource',
     );
   }
-  const { getDataSourceToken } = await import('@nestjs/typeorm');
+  const { getDataSourceToken } = await import('@nestjs/typeorm').catch((error: unknown) => {
+    throw new IdempotencyConfigurationError(
+      `IdempotencyModule has no database: pass { pool } (the node-postgres Pool your app writes through; ` +
+        `with Prisma, Drizzle or @nestjs-cls/transactional on pg, the Pool their adapter uses) or ` +
+        `{ dataSource } (a TypeORM DataSource) to IdempotencyModule.forRoot(). Without either it looks ` +
+        `for TypeOrmModule's "${dataSource}" connection, and @nestjs/typeorm is not installed.`,
+      { cause: error },
+    );
+  });
   try {
     return moduleRef.get<DataSource>(getDataSourceToken(dataSource), { strict: false });
   } catch {
     throw new IdempotencyConfigurationError(
       `no TypeORM DataSource named "${dataSource}" was found. Import TypeOrmModule.forRoot() ` +
-        `(with that name) before IdempotencyModule, or pass { dataSource } to IdempotencyModule.forRoot().`,
+        `(with that name) before IdempotencyModule, or pass { dataSource } to IdempotencyModule.forRoot(); ` +
+        `an app on Prisma, Drizzle or a node-postgres Pool passes { pool } instead.`,
     );
   }
 }
