@@ -163,6 +163,34 @@ describe('npx nestjs-pg-idempotency keys (the CLI, spawned as a user runs it)', 
     expect(await sql('SELECT count(*)::int AS n FROM payments WHERE caller = $1', [caller])).toEqual([{ n: 2 }]);
   });
 
+  it("get --digest on a table with digested keys: the endpoint's digest, or the name --endpoint gives it; expire by that name", async () => {
+    const digested = await startLab({ replayCache: false, storage: { keys: 'digest' } });
+    try {
+      const digestCaller = newCaller();
+      const digestKey = newKey();
+      await send(`${digested.url}/payments`, { key: digestKey, caller: digestCaller, body: validPayment });
+      const args = ['keys', 'get', '--digest', '--caller', digestCaller, '--key', digestKey, '--json'];
+      const [unnamed] = JSON.parse((await cli(args)).stdout);
+      expect(unnamed).toMatchObject({ endpoint: expect.stringMatching(/^sha256:[0-9a-f]{64}$/), status: 201 });
+      const named = await cli([...args.slice(0, -1), '--endpoint', 'POST /payments']);
+      expect(named.stdout).toMatch(/POST \/payments\s+completed\s+201\s/);
+      const other = await cli([...args, '--endpoint', 'POST /refunds']);
+      expect(JSON.parse(other.stdout)).toEqual([]);
+      const expired = await cli(['keys', 'expire', '--digest', '--caller', digestCaller, '--key', digestKey]);
+      expect(expired.code).toBe(0);
+      expect(expired.stdout).toContain('sha256:');
+      const again = await send(`${digested.url}/payments`, { key: digestKey, caller: digestCaller, body: validPayment });
+      expect(again.headers['idempotent-replayed']).toBeUndefined();
+      const expiredByName = await cli([
+        ...['keys', 'expire', '--digest', '--caller', digestCaller, '--key', digestKey],
+        ...['--endpoint', 'POST /payments'],
+      ]);
+      expect(expiredByName.stdout).toMatch(/POST \/payments\s+completed\s+201\s/);
+    } finally {
+      await digested.close();
+    }
+  });
+
   it('bad input: a malformed key, a bad duration, an unknown command, no database, an unreachable one; each a message and a non-zero exit', async () => {
     const malformed = await cli(['keys', 'get', '--caller', caller, '--key', 'not a key']);
     expect(malformed).toMatchObject({ code: 2 });

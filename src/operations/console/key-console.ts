@@ -5,7 +5,10 @@ import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** One key's row as a console shows it: no stored body, no stored header. */
 export interface KeyReport {
-  /** `METHOD /path` (a digest with `storage.keys: 'digest'`). */
+  /**
+   * `METHOD /path`; with `storage.keys: 'digest'`, its digest (`sha256:…`) unless the query
+   * named the endpoint.
+   */
   endpoint: string;
   state: 'in_progress' | 'completed';
   /** The request's SHA-256, hex. */
@@ -66,11 +69,13 @@ export class KeyConsole {
     private readonly storage: KeyStorage,
   ) {}
 
-  /** The rows of a caller's key (one per endpoint it was used on). */
+  /**
+   * The rows of a caller's key (one per endpoint it was used on). A table with digested keys
+   * stores each endpoint as its digest: a row of the endpoint the query names shows that name.
+   */
   async lookup(query: KeyQuery): Promise<KeyReport[]> {
-    const { key, caller, endpoint } = this.rowOf(query);
-    const { rows } = await this.run([KEY_ROWS, [key, caller, endpoint ?? null]]);
-    return rows.map(report);
+    const rows = await this.storedRows(query);
+    return rows.map((row) => this.reportOf(row, query));
   }
 
   /** Lease-mode keys in progress since longer than `olderThanMs`, the oldest first. */
@@ -89,7 +94,7 @@ export class KeyConsole {
    * runs). Without `endpoint`, the key must have a row on one endpoint only. Returns the row.
    */
   async expire(query: KeyQuery): Promise<KeyReport> {
-    const found = await this.lookup(query);
+    const found = await this.storedRows(query);
     if (found.length === 0)
       throw new KeyNotFoundError(
         `no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`,
@@ -103,13 +108,26 @@ export class KeyConsole {
     const { rows } = await this.run([EXPIRE_KEY, [key, caller, found[0]!.endpoint]]);
     if (rows.length === 0)
       throw new KeyConsoleInputError(`the key's row was gone before it could be expired (swept or taken over)`);
-    return report(rows[0]);
+    return this.reportOf(rows[0], query);
   }
 
   /** How many rows the table holds, by state and whether they expired. */
   async counts(): Promise<StateCount[]> {
     const { rows } = await this.run([COUNT_BY_STATE, []]);
     return rows.map((row) => ({ state: row.state, expired: row.expired, rows: Number(row.rows) }));
+  }
+
+  /** The key's rows as stored (their endpoint column a digest on a table with digested keys). */
+  private async storedRows(query: KeyQuery): Promise<Record<string, any>[]> {
+    const { key, caller, endpoint } = this.rowOf(query);
+    return (await this.run([KEY_ROWS, [key, caller, endpoint ?? null]])).rows;
+  }
+
+  /** A stored row as the console shows it: the endpoint by the name the query gave, where it is that one's digest. */
+  private reportOf(row: Record<string, any>, query: KeyQuery): KeyReport {
+    const shown = report(row);
+    if (query.endpoint === undefined || query.endpoint.startsWith('sha256:')) return shown;
+    return row.endpoint === this.rowOf(query).endpoint ? { ...shown, endpoint: query.endpoint } : shown;
   }
 
   /** The query's key, caller and endpoint as the rows store them. */
