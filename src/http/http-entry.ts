@@ -85,7 +85,7 @@ export class HttpEntry implements NestInterceptor {
     if (handled?.kind === 'passing') return next.handle();
     if (handled?.kind === 'running') {
       if (handled.run.isEnteredFromWithin()) return next.handle();
-      throw withProblemHeaders(raw, Problems.runTwice());
+      throw withProblemHeaders(raw, Problems.runTwice(), route.problemLink);
     }
     request[HANDLED] = { kind: 'answered' } satisfies Handling;
     try {
@@ -119,7 +119,7 @@ export class HttpEntry implements NestInterceptor {
           );
       }
     } catch (error) {
-      throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error) : error;
+      throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error, route.problemLink) : error;
     }
   }
 

@@ -96,7 +96,6 @@ const MALFORMED_KEY = {
   'bad-escape': 'invalid escape in the quoted Idempotency-Key',
   'not-printable': 'the quoted Idempotency-Key holds a character outside printable ASCII',
   unterminated: 'the quoted Idempotency-Key has no closing quote',
-  format: 'the Idempotency-Key does not have the accepted format (a UUID or a ULID)',
 } as const;
 
 export type MalformedKey = keyof typeof MALFORMED_KEY;
@@ -108,12 +107,15 @@ const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After'
  * sentence is written.
  */
 export const Problems = {
-  keyMissing: () =>
-    new IdempotencyProblem(
-      ProblemType.KeyMissing,
-      'send an Idempotency-Key header (a UUID or a ULID) with this request',
-    ),
+  /** `format`: the route's accepted key format in words (`describeKeyFormat`). */
+  keyMissing: (format: string) =>
+    new IdempotencyProblem(ProblemType.KeyMissing, `send an Idempotency-Key header (${format}) with this request`),
   keyMalformed: (why: MalformedKey) => new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why]),
+  keyFormat: (format: string) =>
+    new IdempotencyProblem(
+      ProblemType.KeyMalformed,
+      `the Idempotency-Key does not have the accepted format (${format})`,
+    ),
   keyInUse: (retryAfterSeconds: number) =>
     new IdempotencyProblem(
       ProblemType.KeyInUse,

@@ -10,6 +10,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
+/** The format in words, for a client told its key was refused and for the published API. */
+export function describeKeyFormat(format: KeyFormat): string {
+  if (format === 'uuid-or-ulid') return 'a UUID or a ULID';
+  if (format === 'printable-ascii') return 'printable ASCII characters';
+  if (format instanceof RegExp) return `printable ASCII characters matching /${format.source}/`;
+  return 'printable ASCII characters in the format this operation documents';
+}
+
 export function keyFormatPredicate(format: KeyFormat): (key: string) => boolean {
   if (format === 'uuid-or-ulid') return (key) => UUID.test(key) || ULID.test(key);
   if (format === 'printable-ascii') return (key) => PRINTABLE_ASCII.test(key);

@@ -63,6 +63,22 @@ export function aPool<T extends { connect?: unknown; options?: unknown }>(value:
   throw new IdempotencyConfigurationError(`option "pool" must be a node-postgres Pool, got ${describe(value)}`);
 }
 
+/** `problemDocumentation` as the `Link` header value it becomes: an absolute http(s) URL, or nothing. */
+export function aProblemLink(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = typeof value === 'string' ? new URL(value) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url?.protocol !== 'https:' && url?.protocol !== 'http:')
+    throw new IdempotencyConfigurationError(
+      `option "problemDocumentation" must be an absolute http(s) URL, got ${describe(value)}`,
+    );
+  return `<${url.href}>; rel="describedby"`;
+}
+
 export function aKeyFormat(value: KeyFormat): KeyFormat {
   if (value === 'uuid-or-ulid' || value === 'printable-ascii' || value instanceof RegExp || typeof value === 'function')
     return value;

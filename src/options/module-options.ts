@@ -103,6 +103,12 @@ export interface IdempotencyModuleOptions {
   ttl?: Duration;
   /** Which keys are accepted. Default: `'uuid-or-ulid'`. */
   keyFormat?: KeyFormat;
+  /**
+   * The absolute URL of your API's documentation of its idempotency errors: every problem
+   * response the module sends then carries `Link: <url>; rel="describedby"`, as the
+   * Idempotency-Key draft asks. Default: none (the problems' `type` URNs name them, and link nowhere).
+   */
+  problemDocumentation?: string;
   /** The caller a key belongs to. Default: `request.user.id`, else `.sub`, else a string `request.user`. */
   caller?: CallerResolver;
   /**

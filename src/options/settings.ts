@@ -2,7 +2,7 @@ import type { FingerprintOption } from '../key/fingerprint.js';
 import type { KeyStorage } from '../key/scoped-key.js';
 import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
 import type { Redaction } from '../store/redaction.js';
-import { type KeyFormat, keyFormatPredicate } from '../key/key-format.js';
+import { describeKeyFormat, type KeyFormat, keyFormatPredicate } from '../key/key-format.js';
 import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
 import {
   aBoolean,
@@ -11,6 +11,7 @@ import {
   aFunction,
   aKeyFormat,
   aPositiveInteger,
+  aProblemLink,
   aRedaction,
   aStorage,
   headerNames,
@@ -53,6 +54,8 @@ export interface IdempotencySettings {
   typeormAccess: 'auto' | 'public-api';
   ttlMs: number;
   keyFormat: KeyFormat;
+  /** The `Link` header of every problem response (`problemDocumentation`), if any. */
+  problemLink?: string;
   caller: CallerResolver;
   anonymousCallers: 'reject' | 'shared';
   replayHeaders: ReadonlySet<string>;
@@ -85,6 +88,8 @@ export interface RouteSettings extends ExecutionSettings {
   required: boolean;
   /** Whether a key (unquoted) has the route's accepted format. */
   acceptsKey: (key: string) => boolean;
+  /** The accepted key format in words (`describeKeyFormat`). */
+  keyFormatText: string;
   fingerprint?: FingerprintOption;
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
@@ -95,6 +100,8 @@ export interface RouteSettings extends ExecutionSettings {
    * key's endpoint, so that one path served for several hosts (tenants) holds a scope per host.
    */
   scopedByHost: boolean;
+  /** The `Link` header of every problem response, if any (the module's `problemDocumentation`). */
+  problemLink?: string;
   /** What the stored outcome leaves out (`redact`). */
   redaction: Redaction;
 }
@@ -120,8 +127,9 @@ export function resolveRouteOptions(
   );
 }
 
-type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>> &
-  Pick<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage'>;
+type Undefaulted = 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation';
+type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, Undefaulted>> &
+  Pick<IdempotencyModuleOptions, Undefaulted>;
 
 function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings {
   const replayHeaders = new Set(REPLAYED_HEADERS);
@@ -137,6 +145,7 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     typeormAccess: oneOf(options.typeormAccess, ['auto', 'public-api'], 'typeormAccess'),
     ttlMs,
     keyFormat: aKeyFormat(options.keyFormat),
+    problemLink: aProblemLink(options.problemDocumentation),
     caller: aFunction(options.caller, 'caller'),
     anonymousCallers: oneOf(options.anonymousCallers, ['reject', 'shared'], 'anonymousCallers'),
     replayHeaders,
@@ -176,11 +185,14 @@ function routeSettings(
   handler: string,
   controller?: object,
 ): RouteSettings {
+  const keyFormat = route.keyFormat === undefined ? module.keyFormat : aKeyFormat(route.keyFormat);
   return {
     handler,
     required: aBoolean(route.required, 'required'),
     ...executionSettings(module, route),
-    acceptsKey: keyFormatPredicate(route.keyFormat === undefined ? module.keyFormat : aKeyFormat(route.keyFormat)),
+    problemLink: module.problemLink,
+    acceptsKey: keyFormatPredicate(keyFormat),
+    keyFormatText: describeKeyFormat(keyFormat),
     fingerprint: aFingerprint(route.fingerprint),
     storeResponse:
       route.storeResponse === undefined ? module.storeResponse : aFunction(route.storeResponse, 'storeResponse'),

@@ -155,4 +155,33 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(await paymentCount(caller)).toBe(1);
     });
   });
+
+  describe('problemDocumentation', () => {
+    const documentation = 'https://developer.example.com/errors/idempotency';
+    let lab: RunningApp;
+    beforeAll(async () => {
+      lab = await startLab({ problemDocumentation: documentation });
+    });
+    afterAll(() => lab.close());
+
+    it('every problem links the documentation with rel="describedby"; without the option none does', async () => {
+      const caller = newCaller();
+      const missing = await send(`${lab.url}/lab/scoped`, { caller, body: validPayment });
+      expect(missing.status).toBe(400);
+      expect(missing.headers.link).toBe(`<${documentation}>; rel="describedby"`);
+      const key = newKey();
+      expect((await send(`${lab.url}/lab/scoped`, { key, caller, body: validPayment })).headers.link).toBeUndefined();
+      const reused = await send(`${lab.url}/lab/scoped`, { key, caller, body: { ...validPayment, amount: 2 } });
+      expect(reused.status).toBe(422);
+      expect(reused.headers.link).toBe(`<${documentation}>; rel="describedby"`);
+      const plain = await startLab();
+      try {
+        const unlinked = await send(`${plain.url}/lab/scoped`, { caller, body: validPayment });
+        expect(unlinked.status).toBe(400);
+        expect(unlinked.headers.link).toBeUndefined();
+      } finally {
+        await plain.close();
+      }
+    });
+  });
 });

@@ -104,6 +104,14 @@ class UndecoratedController {
     return {};
   }
 
+  /** A route with its own key format and ttl: the document says both. */
+  @Post('orders')
+  @Idempotent({ keyFormat: /ord_[0-9a-z]{8,}/, ttl: '2h' })
+  @ApiIdempotent()
+  orders(): object {
+    return {};
+  }
+
   @Post('plain')
   plain(): object {
     return {};
@@ -136,6 +144,16 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
 
     it("lets @ApiIdempotent() override the route's options, documenting the header once", () => {
       expect(keyHeaders('/automatic/overridden')).toEqual([expect.objectContaining({ required: true })]);
+    });
+
+    it("publishes each route's key format and how long its keys are kept, @ApiIdempotent() or not", () => {
+      const [byDefault] = keyHeaders('/automatic');
+      expect(byDefault.description).toContain('(a UUID or a ULID)');
+      expect(byDefault.description).toContain('A key is kept for 1 day after its request');
+      const [orders] = keyHeaders('/automatic/orders');
+      expect(orders.description).toContain('(printable ASCII characters matching /ord_[0-9a-z]{8,}/)');
+      expect(orders.description).toContain('A key is kept for 2 hours after its request');
+      expect(orders.description).not.toContain('UUID');
     });
 
     it("adds 400, 409, 422 and 503 as problems (a route's own 400 keeps its schema) and Idempotent-Replayed on the success response, 200 or 201", () => {

@@ -1,5 +1,5 @@
 import { parseIdempotencyKey } from '../../src/http/parse/idempotency-key.parser.js';
-import { type KeyFormat, keyFormatPredicate } from '../../src/key/key-format.js';
+import { describeKeyFormat, type KeyFormat, keyFormatPredicate } from '../../src/key/key-format.js';
 import { IdempotencyProblem, ProblemType } from '../../src/http/problems.js';
 
 const UUID = '8e03978e-40d5-43e8-bc93-6894a57f9324';
@@ -9,6 +9,7 @@ const parse = (values: string[], format: KeyFormat = 'uuid-or-ulid') =>
   parseIdempotencyKey(
     values.flatMap((value) => ['Idempotency-Key', value]),
     keyFormatPredicate(format),
+    describeKeyFormat(format),
   );
 
 function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
@@ -24,7 +25,7 @@ function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
 describe('parseIdempotencyKey', () => {
   it('returns undefined when the header is absent', () => {
     expect(
-      parseIdempotencyKey(['Content-Type', 'application/json'], keyFormatPredicate('uuid-or-ulid')),
+      parseIdempotencyKey(['Content-Type', 'application/json'], keyFormatPredicate('uuid-or-ulid'), 'a UUID or a ULID'),
     ).toBeUndefined();
   });
 
@@ -40,7 +41,9 @@ describe('parseIdempotencyKey', () => {
   });
 
   it('matches the header name case-insensitively', () => {
-    expect(parseIdempotencyKey(['idempotency-KEY', UUID], keyFormatPredicate('uuid-or-ulid'))).toBe(UUID);
+    expect(parseIdempotencyKey(['idempotency-KEY', UUID], keyFormatPredicate('uuid-or-ulid'), 'a UUID or a ULID')).toBe(
+      UUID,
+    );
   });
 
   it.each([
@@ -70,5 +73,17 @@ describe('parseIdempotencyKey', () => {
     expect(rejection(['xord_123'], /ord_\d+/).getStatus()).toBe(400);
     expect(parse(['abc'], (key) => key.length === 3)).toBe('abc');
     expect(rejection(['abcd'], (key) => key.length === 3).getStatus()).toBe(400);
+  });
+
+  it("names the route's own format when it refuses a key, not the default's", () => {
+    expect(rejection(['order-1']).problem.detail).toBe(
+      'the Idempotency-Key does not have the accepted format (a UUID or a ULID)',
+    );
+    expect(rejection(['xord_123'], /ord_\d+/).problem.detail).toBe(
+      'the Idempotency-Key does not have the accepted format (printable ASCII characters matching /ord_\d+/)',
+    );
+    expect(rejection(['abcd'], (key) => key.length === 3).problem.detail).toContain(
+      'printable ASCII characters in the format this operation documents',
+    );
   });
 });

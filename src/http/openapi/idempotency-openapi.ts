@@ -1,15 +1,42 @@
 import { PROBLEM_CONTENT_TYPE, ProblemType } from '../problems.js';
 
-/** The `Idempotency-Key` request header, as an OpenAPI parameter (without `in`, as `@ApiHeader()` takes it). */
-export function keyHeader(required: boolean) {
+/** What a route publishes of its key policy: the accepted format in words, and how long a key is kept. */
+export interface KeyPolicy {
+  readonly keyFormatText: string;
+  readonly ttlMs: number;
+}
+
+/**
+ * The `Idempotency-Key` request header, as an OpenAPI parameter (without `in`, as `@ApiHeader()`
+ * takes it); with the route's key policy, its format and how long a key is kept.
+ */
+export function keyHeader(required: boolean, policy?: KeyPolicy) {
+  const description = policy
+    ? `A unique key for this operation (${policy.keyFormatText}), the same on every retry. A retry of a completed ` +
+      'request gets the first answer again, byte for byte, with `Idempotent-Replayed: true`. A key is kept for ' +
+      `${spelledDuration(policy.ttlMs)} after its request; a request with it after that runs as a new one.`
+    : 'A unique key for this operation, the same on every retry. A retry of a completed request gets the first ' +
+      'answer again, byte for byte, with `Idempotent-Replayed: true`.';
   return {
     name: 'Idempotency-Key',
     required,
-    description:
-      'A unique key for this operation (a UUID or a ULID), the same on every retry. A retry of a completed ' +
-      'request gets the first answer again, byte for byte, with `Idempotent-Replayed: true`.',
+    description,
     schema: { type: 'string' as const, minLength: 1, maxLength: 255 },
   };
+}
+
+const UNITS: readonly [ms: number, name: string][] = [
+  [86_400_000, 'day'],
+  [3_600_000, 'hour'],
+  [60_000, 'minute'],
+  [1_000, 'second'],
+];
+
+/** `ms` in the largest unit that divides it (`86400000`: `24 hours` reads worse than `1 day`). */
+function spelledDuration(ms: number): string {
+  const [unit, name] = UNITS.find(([unit]) => ms % unit === 0) ?? [1, 'millisecond'];
+  const count = ms / unit;
+  return `${count} ${name}${count === 1 ? '' : 's'}`;
 }
 
 /** The header a replay carries (`REPLAYED_HEADER`), on a success response. */

@@ -6,6 +6,7 @@ import { IdempotentRoutes } from '../idempotent-routes.js';
 import { PATH_METADATA } from '../route-check/nest-route-metadata.js';
 import { API_IDEMPOTENT, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
 import {
+  type KeyPolicy,
   keyHeader,
   PROBLEM_RESPONSES,
   problemResponse,
@@ -21,16 +22,17 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 /** Where `@HttpCode()` keeps a handler's status (Nest's HTTP_CODE_METADATA). */
 const HTTP_CODE_METADATA = '__httpCode__';
 
-/** What the mark carries: whether the key is required, and the `@HttpCode()` of the handler, if any. */
+/** What the mark carries: whether the key is required, the route's key policy, and the `@HttpCode()` of the handler, if any. */
 interface Mark {
   required: boolean;
+  policy: KeyPolicy;
   status?: number;
 }
 
 /**
  * `SwaggerModule.createDocument(app, config, options)`, with every `@Idempotent()` route
  * documented, no second decorator needed: the `Idempotency-Key` request header (required as the
- * route requires it), the module's 400, 409, 422 and 503 answers as `application/problem+json`
+ * route requires it, with the route's key format and how long its keys are kept), the module's 400, 409, 422 and 503 answers as `application/problem+json`
  * (a status the route documents itself keeps its schema and gains the module's description), and
  * the `Idempotent-Replayed` header on every success response. `@ApiIdempotent()` on a route
  * overrides what its `@Idempotent()` options say. Call it after the app is created (its module
@@ -54,7 +56,7 @@ export function createIdempotentDocument(
       const mark = operation?.[MARK] as Mark | undefined;
       if (!operation || !mark) continue;
       delete operation[MARK];
-      documentOperation(operation, mark.required, mark.status ?? (method === 'post' ? 201 : 200));
+      documentOperation(operation, mark, mark.status ?? (method === 'post' ? 201 : 200));
     }
   }
   return document;
@@ -88,6 +90,7 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
       marked.set(handler, extensions);
       const mark: Mark = {
         required: explicit?.required ?? route.required,
+        policy: { keyFormatText: route.keyFormatText, ttlMs: route.ttlMs },
         status: Reflect.getMetadata(HTTP_CODE_METADATA, handler),
       };
       Reflect.defineMetadata(DECORATORS.API_EXTENSION, { ...extensions, [MARK]: mark }, handler);
@@ -100,13 +103,16 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
  * Adds what the module answers to one operation, keeping what the route documents; a route that
  * documents no success response gets its own (`status`), to carry the replay header.
  */
-function documentOperation(operation: Operation, required: boolean, status: number): void {
+function documentOperation(operation: Operation, { required, policy }: Mark, status: number): void {
   const parameters = (operation.parameters ??= []);
-  if (
-    !parameters.some((parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key')
-  ) {
-    parameters.push({ in: 'header', ...keyHeader(required) });
-  }
+  const index = parameters.findIndex(
+    (parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key',
+  );
+  const header = { in: 'header', ...keyHeader(required, policy) };
+  // `@ApiIdempotent()` documents the header without the route's policy: the route's own replaces it.
+  if (index < 0) parameters.push(header);
+  else if ((parameters[index] as { description?: string }).description === keyHeader(required).description)
+    parameters[index] = header;
   const responses = (operation.responses ??= {});
   for (const response of PROBLEM_RESPONSES) {
     const [status, description] = response;

@@ -14,6 +14,8 @@ export function parseIdempotencyKey(
   rawHeaders: readonly string[],
   /** Whether an unquoted key has the route's accepted format (`keyFormatPredicate`). */
   accepts: (key: string) => boolean,
+  /** That format in words, for the problem that refuses a key. */
+  formatText: string,
 ): string | undefined {
   const values: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -37,7 +39,7 @@ export function parseIdempotencyKey(
   // comma can be sent quoted.
   if (!value.startsWith('"') && key.includes(',')) throw Problems.keyMalformed('several-values');
   if (!accepts(key)) {
-    throw Problems.keyMalformed('format');
+    throw Problems.keyFormat(formatText);
   }
   return key;
 }

@@ -22,6 +22,8 @@ export interface CallerRules {
 export interface RouteRules {
   readonly required: boolean;
   acceptsKey(key: string): boolean;
+  /** The accepted key format in words, for the problem that refuses a key. */
+  readonly keyFormatText: string;
   /** The route's controller names a host: the key's scope includes the request's. */
   readonly scopedByHost: boolean;
   readonly fingerprint?: FingerprintOption;
@@ -40,10 +42,10 @@ export function readIdempotentRequest(
 ): IdempotentRequest | undefined {
   const request = context.switchToHttp().getRequest();
   const incoming = request.raw ?? request;
-  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.acceptsKey);
+  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.acceptsKey, route.keyFormatText);
   if (key === undefined) {
     if (!route.required) return undefined;
-    throw Problems.keyMissing();
+    throw Problems.keyMissing(route.keyFormatText);
   }
   const url: string = incoming.originalUrl ?? request.originalUrl ?? incoming.url ?? '/';
   const queryStart = url.indexOf('?');

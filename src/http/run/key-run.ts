@@ -109,9 +109,9 @@ export class KeyRun {
     subscription = (this.span ? telemetry!.within(this.span, handled) : handled()).subscribe({
       next: (value) => {
         if (stopped) return;
-        if (values++ > 0) return fail(withProblemHeaders(raw, Problems.severalValues()));
+        if (values++ > 0) return fail(withProblemHeaders(raw, Problems.severalValues(), this.route.problemLink));
         if (value instanceof StreamableFile)
-          return fail(withProblemHeaders(raw, Problems.notReplayable('a StreamableFile')));
+          return fail(withProblemHeaders(raw, Problems.notReplayable('a StreamableFile'), this.route.problemLink));
         outcome.next(value);
       },
       error: (error: unknown) => fail(this.handlerError(raw, error)),
@@ -209,7 +209,11 @@ export class KeyRun {
   private handlerError(raw: ServerResponse, error: unknown): unknown {
     if (!isTransientFailure(this.failureOf(error))) return error;
     logFailure("the handler's database work", error as Error);
-    return withProblemHeaders(raw, Problems.storeUnavailable('handling', this.route.retryAfterSeconds));
+    return withProblemHeaders(
+      raw,
+      Problems.storeUnavailable('handling', this.route.retryAfterSeconds),
+      this.route.problemLink,
+    );
   }
 
   private warnHeldAnswer(): void {

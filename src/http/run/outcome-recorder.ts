@@ -6,6 +6,7 @@ import type { IdempotencySettings, RouteSettings } from '../../options/settings.
 import { type IdempotencyProblem, Problems } from '../problems.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
 import { problemReplacement, toStoredResponse } from '../response/replay.js';
+import { problemHeaders } from '../response/problem-headers.js';
 import { carryOut } from '../../core/hold/carry-out.js';
 import type { KeyHold } from '../../core/hold/key-hold.js';
 import type { IdempotencyTelemetry, TracedOutcome } from '../../observe/telemetry/idempotency-telemetry.js';
@@ -95,7 +96,11 @@ export class OutcomeRecorder {
 
   private replacement(replaceWith: Replacement, captured: CapturedResponse): ResponseReplacement {
     const problem = this.problem(replaceWith, captured);
-    return problemReplacement(problem.problem, this.settings.replayHeaders, problem.headers);
+    return problemReplacement(
+      problem.problem,
+      this.settings.replayHeaders,
+      problemHeaders(problem, this.route.problemLink),
+    );
   }
 
   private problem(replaceWith: Replacement, captured: CapturedResponse): IdempotencyProblem {
