@@ -22,6 +22,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   bootstrap: ['http', 'messages', 'options'],
   operations: ['core', 'hosts port', 'key', 'observe', 'options', 'store'],
   client: [],
+  testing: [],
 };
 
 /** Files at the top of src/ that any part may import: constants, errors, the module's options definition. */
@@ -102,6 +103,7 @@ describe('the architecture: src/ imports only what docs/development.md allows', 
       'http/openapi',
       'messages/jetstream',
       'operations/terminus',
+      'testing',
       'tools/cls',
       'tools/drizzle',
       'tools/prisma',

@@ -16,9 +16,9 @@ import {
 import { MessageNotAnsweredError } from '../../src/messages/message-entry.js';
 import { NewTransactionInKeyError } from '../../src/tools/cls/transactional.errors.js';
 
-/** Where an error of the module may be built from `Error` itself: the base, and the client (no Nest, a subpath of its own). */
+/** Where an error may be built from `Error` itself: the base, the client and the test kit (no Nest, subpaths of their own). */
 const OWN_BASE = ['idempotency.errors.ts'];
-const OUTSIDE_THE_MODULE = ['client/', 'demo/'];
+const OUTSIDE_THE_MODULE = ['client/', 'demo/', 'testing/'];
 
 describe('one error base: every error of the module is an IdempotencyError', () => {
   it('no file of src/ throws a bare Error or extends Error but the base itself', () => {

@@ -1,0 +1,80 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { DECLINED_FROM_AMOUNT } from '../../src/demo/payments/payments.controller.js';
+import {
+  checkIdempotentRoute,
+  type ConformanceTarget,
+  IdempotencyConformanceError,
+} from '../../src/testing/index.js';
+import { appsOn, DEMO_HOSTS, type RunningApp } from '../support/apps.js';
+import { paymentCount } from '../support/database.js';
+import { validPayment } from '../support/http.js';
+import { OutsideTheKeyController } from './testing-kit.controller.js';
+
+/** A payment route as the kit's user describes it: the run id is the bearer token, so the caller of its rows. */
+const paymentsAt = (url: string): ConformanceTarget => ({
+  url,
+  request: (run) => ({ headers: { authorization: `Bearer ${run}` }, body: validPayment }),
+  otherPayload: (run) => ({ headers: { authorization: `Bearer ${run}` }, body: { ...validPayment, amount: 1 } }),
+  failing: (run) => ({
+    headers: { authorization: `Bearer ${run}` },
+    body: { ...validPayment, amount: DECLINED_FROM_AMOUNT },
+  }),
+  effects: (run) => paymentCount(run),
+});
+
+describe('nestjs-pg-idempotency/testing: checkIdempotentRoute()', () => {
+  describe.each(DEMO_HOSTS)("the demo's POST /payments on the %s host", (host) => {
+    const { startDemo } = appsOn('express', host);
+    let demo: RunningApp;
+    beforeAll(async () => (demo = await startDemo()));
+    afterAll(() => demo.close());
+
+    it('passes every check', async () => {
+      const report = await checkIdempotentRoute(paymentsAt(`${demo.url}/payments`));
+      expect(report.checks).toHaveLength(6);
+      expect(report.checks.filter((check) => !check.passed || check.skipped)).toEqual([]);
+    });
+  });
+
+  describe('an app whose handler writes outside the key’s transaction', () => {
+    const { startLab } = appsOn('express');
+    let lab: RunningApp;
+    beforeAll(async () => (lab = await startLab({}, { controllers: [OutsideTheKeyController] })));
+    afterAll(() => lab.close());
+
+    it('is caught: the failing check finds the declined payment written, and the error names it', async () => {
+      const failure = await checkIdempotentRoute(paymentsAt(`${lab.url}/outside-the-key/payments`)).catch(
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(IdempotencyConformanceError);
+      const { report, message } = failure as IdempotencyConformanceError;
+      expect(report.checks.filter((check) => !check.passed).map((check) => check.name)).toEqual([
+        'a handler that fails after its writes: none of them stay, on the first attempt or its retry',
+      ]);
+      expect(message).toContain('the app wrote 1 rows after the failed attempt, not 0');
+    });
+
+    it('says a check was skipped when the target gives no failing request, and passes the rest', async () => {
+      const { failing: _failing, ...withoutFailing } = paymentsAt(`${lab.url}/outside-the-key/payments`);
+      const report = await checkIdempotentRoute(withoutFailing);
+      expect(report.checks.filter((check) => check.skipped).map((check) => check.name)).toEqual([
+        'a handler that fails after its writes: none of them stay, on the first attempt or its retry',
+      ]);
+    });
+  });
+
+  it('runs under node:test, from the built package, against a running demo', async () => {
+    const { startDemo } = appsOn('express');
+    const demo = await startDemo();
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, ['--test', 'test/e2e/testing-kit.node-test.mjs'], {
+        env: { ...process.env, DEMO_URL: demo.url },
+      });
+      expect(stdout).toMatch(/^# pass 1$/m);
+      expect(stdout).toMatch(/^# fail 0$/m);
+    } finally {
+      await demo.close();
+    }
+  });
+});
