@@ -41,7 +41,9 @@ export function brokenLinks(folder) {
         .filter((name) => name.endsWith('.md'))
         .map((name) => join('docs', name))
     : [];
-  const files = ['README.md', 'CHANGELOG.md', 'BENCHMARKS.md', ...docs].filter((file) => existsSync(join(folder, file)));
+  const files = ['README.md', 'CHANGELOG.md', 'BENCHMARKS.md', ...docs].filter((file) =>
+    existsSync(join(folder, file)),
+  );
   const anchors = new Map();
   const anchorsIn = (file) => {
     if (!anchors.has(file)) anchors.set(file, anchorsOf(readFileSync(file, 'utf8')));

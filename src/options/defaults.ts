@@ -70,7 +70,9 @@ export const MODULE_DEFAULTS = {
   preparedStatements: true,
   drainTimeout: '10s',
   openTelemetry: true,
-} as const satisfies Required<Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation'>>;
+} as const satisfies Required<
+  Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation'>
+>;
 
 /** The defaults of the route options that do not fall back to a module option. */
 export const ROUTE_DEFAULTS = {

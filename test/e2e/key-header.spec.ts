@@ -3,6 +3,7 @@ import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { newCaller, newKey, send, sendRawBytes, validPayment } from '../support/http.js';
 import { KeyHeaderController } from './key-header.controller.js';
 import { ScopeController } from './scope.controller.js';
+import { LabController } from '../support/common-routes.controller.js';
 
 describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
   const { startDemo, startLab } = appsOn(platform);
@@ -160,7 +161,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     const documentation = 'https://developer.example.com/errors/idempotency';
     let lab: RunningApp;
     beforeAll(async () => {
-      lab = await startLab({ problemDocumentation: documentation });
+      lab = await startLab({ problemDocumentation: documentation }, { controllers: [LabController] });
     });
     afterAll(() => lab.close());
 
@@ -174,7 +175,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       const reused = await send(`${lab.url}/lab/scoped`, { key, caller, body: { ...validPayment, amount: 2 } });
       expect(reused.status).toBe(422);
       expect(reused.headers.link).toBe(`<${documentation}>; rel="describedby"`);
-      const plain = await startLab();
+      const plain = await startLab({}, { controllers: [LabController] });
       try {
         const unlinked = await send(`${plain.url}/lab/scoped`, { caller, body: validPayment });
         expect(unlinked.status).toBe(400);

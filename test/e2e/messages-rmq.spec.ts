@@ -213,40 +213,43 @@ describeWith('rabbitmq')('messages on RabbitMQ (Nest RMQ transport, @IdempotentM
   });
 });
 
-describeWith('rabbitmq')('messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentMessages.consumeDelivery)', () => {
-  let queue: TestQueue;
-  let manual: TestQueue;
-  let consumer: DemoProcess;
-  beforeAll(async () => {
-    [queue, manual] = [await testQueue(), await testQueue('idempotency-manual')];
-    consumer = await startAppProcess(CONSUMER_APP, {
-      TRANSPORT: 'rmq',
-      QUEUE: queue.name,
-      MAX_ATTEMPTS: '3',
-      MANUAL_QUEUE: manual.name,
+describeWith('rabbitmq')(
+  'messages on RabbitMQ, a consumer written by hand (amqplib, IdempotentMessages.consumeDelivery)',
+  () => {
+    let queue: TestQueue;
+    let manual: TestQueue;
+    let consumer: DemoProcess;
+    beforeAll(async () => {
+      [queue, manual] = [await testQueue(), await testQueue('idempotency-manual')];
+      consumer = await startAppProcess(CONSUMER_APP, {
+        TRANSPORT: 'rmq',
+        QUEUE: queue.name,
+        MAX_ATTEMPTS: '3',
+        MANUAL_QUEUE: manual.name,
+      });
     });
-  });
-  afterAll(async () => {
-    await consumer?.kill();
-    await queue?.close();
-    await manual?.close();
-  });
+    afterAll(async () => {
+      await consumer?.kill();
+      await queue?.close();
+      await manual?.close();
+    });
 
-  it('runs a message once however often it is published, and dead-letters a body that is not JSON, counted, nothing written', async () => {
-    const [caller, id] = [newCaller(), randomUUID()];
-    for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
-      manual.publish('ignored', undefined, id, Buffer.from(JSON.stringify({ caller, amount: 7 })));
-      await waitFor(
-        'the delivery to be answered',
-        async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered),
+    it('runs a message once however often it is published, and dead-letters a body that is not JSON, counted, nothing written', async () => {
+      const [caller, id] = [newCaller(), randomUUID()];
+      for (const answered of [{ executed: 1 }, { executed: 1, replayed: 1 }, { executed: 1, replayed: 2 }]) {
+        manual.publish('ignored', undefined, id, Buffer.from(JSON.stringify({ caller, amount: 7 })));
+        await waitFor(
+          'the delivery to be answered',
+          async () => JSON.stringify(await stats(consumer)) === JSON.stringify(answered),
+        );
+      }
+      manual.publish('ignored', undefined, randomUUID(), Buffer.from('{"caller": not json'));
+      await waitFor('the malformed one to be dead-lettered', async () => (await stats(consumer)).malformed === 1);
+      expect(await amounts(caller)).toEqual([7]);
+      expect(await manual.counts()).toEqual({ ready: 0, dead: 1 });
+      expect(consumer.output()).toMatch(
+        /ManualConsumer\.payment: a malformed rmq message was dead-lettered: the message body is not JSON/,
       );
-    }
-    manual.publish('ignored', undefined, randomUUID(), Buffer.from('{"caller": not json'));
-    await waitFor('the malformed one to be dead-lettered', async () => (await stats(consumer)).malformed === 1);
-    expect(await amounts(caller)).toEqual([7]);
-    expect(await manual.counts()).toEqual({ ready: 0, dead: 1 });
-    expect(consumer.output()).toMatch(
-      /ManualConsumer\.payment: a malformed rmq message was dead-lettered: the message body is not JSON/,
-    );
-  });
-});
+    });
+  },
+);

@@ -434,7 +434,8 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(first.status).toBe(201);
       expect(first.headers['x-card-token']).toBe(CARD_TOKEN);
       expect(first.json.card).toEqual({ number: CARD_NUMBER, last4: '4242' });
-      expect(first.headers.etag).toMatch(/^W\/"/);
+      // Express tags a body it sends; Fastify does not.
+      expect(first.headers.etag).toEqual(platform === 'express' ? expect.stringMatching(/^W\/"/) : undefined);
       const [row] = await sql('SELECT response_headers, response_body FROM idempotency_keys WHERE caller = $1', [
         caller,
       ]);

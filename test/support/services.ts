@@ -1,7 +1,7 @@
-/** What global setup (test/support/services.mjs) leaves for the suites: the services that did not answer. */
+/** What global setup (test/support/find-services.mjs) leaves for the suites: the services that did not answer. */
 const MISSING_SERVICES = 'TEST_MISSING_SERVICES';
 
-/** A broker some suites need (test/support/services.mjs finds it at global setup). */
+/** A broker some suites need (test/support/find-services.mjs finds it at global setup). */
 export type Service = 'rabbitmq' | 'nats';
 
 /** Whether global setup found the service. */

@@ -80,7 +80,7 @@ describe('parseIdempotencyKey', () => {
       'the Idempotency-Key does not have the accepted format (a UUID or a ULID)',
     );
     expect(rejection(['xord_123'], /ord_\d+/).problem.detail).toBe(
-      'the Idempotency-Key does not have the accepted format (printable ASCII characters matching /ord_\d+/)',
+      'the Idempotency-Key does not have the accepted format (printable ASCII characters matching /ord_\\d+/)',
     );
     expect(rejection(['abcd'], (key) => key.length === 3).problem.detail).toContain(
       'printable ASCII characters in the format this operation documents',

@@ -161,9 +161,9 @@ describe('every entry merges its options over the defaults in one way', () => {
 
 describe('the problemDocumentation option', () => {
   it('becomes the Link header of every problem; anything but an absolute http(s) URL is refused', () => {
-    expect(resolveModuleOptions({ problemDocumentation: 'https://api.example.com/docs/errors#idempotency' })).toMatchObject(
-      { problemLink: '<https://api.example.com/docs/errors#idempotency>; rel="describedby"' },
-    );
+    expect(
+      resolveModuleOptions({ problemDocumentation: 'https://api.example.com/docs/errors#idempotency' }),
+    ).toMatchObject({ problemLink: '<https://api.example.com/docs/errors#idempotency>; rel="describedby"' });
     expect(resolveModuleOptions({}).problemLink).toBeUndefined();
     for (const bad of ['/docs/errors', 'urn:x:y', 42 as never])
       expect(() => resolveModuleOptions({ problemDocumentation: bad })).toThrow(
