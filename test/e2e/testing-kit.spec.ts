@@ -64,9 +64,13 @@ describe('nestjs-pg-idempotency/testing: checkIdempotentRoute()', () => {
     const { startDemo } = appsOn('express');
     const demo = await startDemo();
     try {
-      const { stdout } = await promisify(execFile)(process.execPath, ['--test', 'test/e2e/testing-kit.node-test.mjs'], {
-        env: { ...process.env, DEMO_URL: demo.url },
-      });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['--test', '--test-reporter=tap', 'test/e2e/testing-kit.node-test.mjs'],
+        {
+          env: { ...process.env, DEMO_URL: demo.url },
+        },
+      );
       expect(stdout).toMatch(/^# pass 1$/m);
       expect(stdout).toMatch(/^# fail 0$/m);
     } finally {
