@@ -6,7 +6,8 @@ import { type MessageDelivery, once } from './message-delivery.js';
 export interface AmqpMessage {
   content: Buffer;
   fields: { deliveryTag: number; redelivered: boolean; exchange: string; routingKey: string };
-  properties: { messageId?: string; headers?: Record<string, unknown> } & Record<string, unknown>;
+  /** The properties the entry reads; the others (amqplib's `MessageProperties`) go with a requeued copy as they are. */
+  properties: { messageId?: string; headers?: Record<string, unknown> };
 }
 
 /** What the entry uses of an amqplib channel (a `ConfirmChannel` when the copy must be confirmed). */
