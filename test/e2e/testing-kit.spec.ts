@@ -60,21 +60,32 @@ describe('nestjs-pg-idempotency/testing: checkIdempotentRoute()', () => {
     });
   });
 
-  it('runs under node:test, from the built package, against a running demo', async () => {
-    const { startDemo } = appsOn('express');
-    const demo = await startDemo();
-    try {
-      const { stdout } = await promisify(execFile)(
-        process.execPath,
-        ['--test', '--test-reporter=tap', 'test/e2e/testing-kit.node-test.mjs'],
-        {
-          env: { ...process.env, DEMO_URL: demo.url },
-        },
-      );
-      expect(stdout).toMatch(/^# pass 1$/m);
-      expect(stdout).toMatch(/^# fail 0$/m);
-    } finally {
-      await demo.close();
-    }
-  });
+  // A team's own test runner, in a process of its own, on the built package.
+  it.each([
+    {
+      runner: 'node:test',
+      args: ['--test', '--test-reporter=tap', 'test/e2e/testing-kit.node-test.mjs'],
+      passed: [/^# pass 1$/m, /^# fail 0$/m],
+    },
+    {
+      runner: 'Vitest',
+      args: ['node_modules/vitest/vitest.mjs', 'run', 'test/e2e/testing-kit.vitest.test.mjs', '--reporter=verbose'],
+      passed: [/Tests\s+1 passed \(1\)/],
+    },
+  ])(
+    'runs under $runner, from the built package, against a running demo',
+    async ({ args, passed }) => {
+      const { startDemo } = appsOn('express');
+      const demo = await startDemo();
+      try {
+        const { stdout } = await promisify(execFile)(process.execPath, args, {
+          env: { ...process.env, DEMO_URL: demo.url, NO_COLOR: '1' },
+        });
+        for (const pattern of passed) expect(stdout).toMatch(pattern);
+      } finally {
+        await demo.close();
+      }
+    },
+    90_000,
+  );
 });
