@@ -92,11 +92,8 @@ async function duplicates(target: ConformanceTarget, failures: string[], run: st
 
 async function retried(target: ConformanceTarget, failures: string[], run: string): Promise<void> {
   const key = newKey(target);
-  const first = await send(target, target.request(run), key);
-  if (first.status >= 300) {
-    failures.push(`the request was answered ${describe(first)}, not a 2xx: check target.request()`);
-    return;
-  }
+  const first = await succeeded(target, run, key, failures);
+  if (!first) return;
   const again = await send(target, target.request(run), key);
   if (!sameAnswer(again, first)) failures.push(`the retry was answered ${describe(again)}, not ${describe(first)}`);
   if (again.headers.get('idempotent-replayed') !== 'true') failures.push('the retry had no Idempotent-Replayed: true');
@@ -105,11 +102,7 @@ async function retried(target: ConformanceTarget, failures: string[], run: strin
 
 async function otherPayload(target: ConformanceTarget, failures: string[], run: string): Promise<void> {
   const key = newKey(target);
-  const first = await send(target, target.request(run), key);
-  if (first.status >= 300) {
-    failures.push(`the request was answered ${describe(first)}, not a 2xx: check target.request()`);
-    return;
-  }
+  if (!(await succeeded(target, run, key, failures))) return;
   expectProblem(await send(target, target.otherPayload(run), key), 422, failures);
   await expectEffects(target, run, 1, failures);
 }
@@ -126,6 +119,19 @@ async function failing(target: ConformanceTarget, failures: string[], run: strin
   const again = await send(target, target.failing(run), key);
   if (again.status < 400) failures.push(`its retry was answered ${describe(again)}`);
   await expectEffects(target, run, 0, failures, 'after its retry');
+}
+
+/** The target's request sent with `key`, when it succeeded; else the failure is noted. */
+async function succeeded(
+  target: ConformanceTarget,
+  run: string,
+  key: string,
+  failures: string[],
+): Promise<Answer | undefined> {
+  const first = await send(target, target.request(run), key);
+  if (first.status < 300) return first;
+  failures.push(`the request was answered ${describe(first)}, not a 2xx: check target.request()`);
+  return undefined;
 }
 
 function newKey(target: ConformanceTarget): string {
