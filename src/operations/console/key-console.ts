@@ -75,7 +75,8 @@ export class KeyConsole {
    */
   async lookup(query: KeyQuery): Promise<KeyReport[]> {
     const rows = await this.storedRows(query);
-    return rows.map((row) => this.reportOf(row, query));
+    const named = this.namedEndpoint(query);
+    return rows.map((row) => shownAs(row, named));
   }
 
   /** Lease-mode keys in progress since longer than `olderThanMs`, the oldest first. */
@@ -108,7 +109,7 @@ export class KeyConsole {
     const { rows } = await this.run([EXPIRE_KEY, [key, caller, found[0]!.endpoint]]);
     if (rows.length === 0)
       throw new KeyConsoleInputError(`the key's row was gone before it could be expired (swept or taken over)`);
-    return this.reportOf(rows[0], query);
+    return shownAs(rows[0], this.namedEndpoint(query));
   }
 
   /** How many rows the table holds, by state and whether they expired. */
@@ -123,11 +124,10 @@ export class KeyConsole {
     return (await this.run([KEY_ROWS, [key, caller, endpoint ?? null]])).rows;
   }
 
-  /** A stored row as the console shows it: the endpoint by the name the query gave, where it is that one's digest. */
-  private reportOf(row: Record<string, any>, query: KeyQuery): KeyReport {
-    const shown = report(row);
-    if (query.endpoint === undefined || query.endpoint.startsWith('sha256:')) return shown;
-    return row.endpoint === this.rowOf(query).endpoint ? { ...shown, endpoint: query.endpoint } : shown;
+  /** The endpoint the query names, by its name and as the rows store it; none when it names none by name. */
+  private namedEndpoint(query: KeyQuery): NamedEndpoint | undefined {
+    if (query.endpoint === undefined || query.endpoint.startsWith('sha256:')) return undefined;
+    return { name: query.endpoint, stored: this.rowOf(query).endpoint };
   }
 
   /** The query's key, caller and endpoint as the rows store them. */
@@ -160,4 +160,16 @@ function report(row: Record<string, any>): KeyReport {
     ageMs: Number(row.age_ms),
     expired: row.expired,
   };
+}
+
+/** An endpoint the console was asked about by its name, and how the rows store it (its digest, on a table with digested keys). */
+interface NamedEndpoint {
+  name: string;
+  stored: string | undefined;
+}
+
+/** A stored row as the console shows it: the endpoint by the name the query gave, where it is that one's digest. */
+function shownAs(row: Record<string, any>, named: NamedEndpoint | undefined): KeyReport {
+  const shown = report(row);
+  return named !== undefined && row.endpoint === named.stored ? { ...shown, endpoint: named.name } : shown;
 }
