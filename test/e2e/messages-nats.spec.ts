@@ -54,7 +54,14 @@ describeWith('nats')('messages on NATS JetStream (JetStreamServer, @IdempotentMe
     await waitFor('the consumer to die after its commit', async () => gone(victim));
     expect(await amounts(caller)).toEqual([11]);
     const next = await started({ SURVIVES: '1' });
-    await waitFor('the redelivery (after the ack wait)', async () => ((await stats(next)).replayed ?? 0) === 1);
+    await waitFor(
+      'the redelivery (after the ack wait)',
+      async () => ((await stats(next)).replayed ?? 0) === 1,
+      undefined,
+      async () =>
+        `stats ${JSON.stringify(await stats(next))}; pending ${await stream.pending()}, unacked ${await stream.ackPending()}\n` +
+        `the consumer killed:\n${victim.output()}\nthe next consumer:\n${next.output()}`,
+    );
     expect(await stats(next)).toEqual({ replayed: 1 });
     expect(await amounts(caller)).toEqual([11]);
     await waitFor('every delivery acked', async () => (await stream.pending()) === 0);

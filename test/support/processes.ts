@@ -16,14 +16,25 @@ export function startAppProcess(script: string, env: Record<string, string> = {}
 
 /**
  * Polls `check` every 20 ms until it returns a value other than undefined/false, or fails after
- * `ms` (by default 30 s: reached only when the value never comes).
+ * `ms` (by default 30 s: reached only when the value never comes); the failure carries what
+ * `context` says of the moment (the processes' output, the broker's counts).
  */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  ms = 30_000,
+  context?: () => Promise<string>,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const seen = context
+        ? `\n${await context().catch((error: unknown) => `(context failed: ${String(error)})`)}`
+        : '';
+      throw new Error(`timed out waiting for ${what}${seen}`);
+    }
     await sleep(20);
   }
 }
