@@ -1,0 +1,66 @@
+// `node bench/previous-ab.mjs`: an interleaved A/B of this build's module server and the previous
+// build's (BENCH_PREVIOUS_DIST: a `dist` folder built from an earlier commit), alone on one
+// PostgreSQL, at concurrency 32: the execute path (a fresh key per request) and the replay path
+// (one key, replayed), AB_ROUNDS rounds (default 9) of BENCH_DURATION seconds (default 5) each,
+// alternating which build goes first. Prints each round's req/s and the median ratio per path.
+// BENCH_NODE as for `npm run bench`.
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { startDatabase } from './database.mjs';
+import { nodeBinary } from '../scripts/node-lines.mjs';
+import { killAll, start } from './processes.mjs';
+
+if (!process.env.BENCH_PREVIOUS_DIST) throw new Error('set BENCH_PREVIOUS_DIST to the previous build’s dist folder');
+const rounds = Number(process.env.AB_ROUNDS || 9);
+const seconds = Number(process.env.BENCH_DURATION || 5);
+const database = await startDatabase();
+try {
+  const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
+  const env = { DATABASE_URL: database.url };
+  const [current, previous, load] = await Promise.all([
+    start('servers/module.mjs', { name: 'this build', env, execPath }),
+    start('servers/module.mjs', {
+      name: 'previous build',
+      env: { ...env, MODULE_DIST: resolve(process.env.BENCH_PREVIOUS_DIST) },
+      execPath,
+    }),
+    start('load.mjs', { name: 'load driver' }),
+  ]);
+  const url = (server) => `http://127.0.0.1:${server.ready.port}`;
+  const replayKeys = new Map();
+  for (const server of [current, previous]) {
+    const replay = { token: `ab-replay-${randomUUID()}`, key: randomUUID() };
+    const prime = await load.call('prime', { url: url(server), ...replay });
+    if (prime.status !== 201 || prime.replayed) throw new Error(`priming the replay key answered ${prime.status}`);
+    replayKeys.set(server, replay);
+  }
+  const paths = {
+    execute: (server, round) =>
+      load.call('run', { url: url(server), connections: 32, seconds, mode: 'fresh', token: `ab-${round}` }),
+    replay: (server) =>
+      load.call('run', { url: url(server), connections: 32, seconds, mode: 'fixed', ...replayKeys.get(server) }),
+  };
+  for (const server of [current, previous]) for (const path of Object.values(paths)) await path(server, 'warmup');
+  const ratios = { execute: [], replay: [] };
+  for (let round = 1; round <= rounds; round++) {
+    const order = round % 2 ? [current, previous] : [previous, current];
+    for (const [name, path] of Object.entries(paths)) {
+      const rps = new Map();
+      for (const server of order) rps.set(server, (await path(server, round)).rps);
+      ratios[name].push(rps.get(current) / rps.get(previous));
+      console.log(
+        `round ${round}, ${name}: this build ${rps.get(current).toFixed(0)} req/s, previous ${rps.get(previous).toFixed(0)} req/s, ratio ${ratios[name].at(-1).toFixed(3)}`,
+      );
+    }
+  }
+  for (const [name, values] of Object.entries(ratios)) {
+    const sorted = [...values].sort((a, b) => a - b);
+    console.log(
+      `this build / previous, ${name} path, c=32: median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} (${sorted[0].toFixed(3)}–${sorted.at(-1).toFixed(3)}), ${process.env.BENCH_NODE ? `Node.js ${process.env.BENCH_NODE}` : process.version}`,
+    );
+  }
+  await Promise.all([current, previous, load].map((child) => child.kill()));
+} finally {
+  killAll();
+  await database.stop();
+}
