@@ -107,7 +107,7 @@ const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After'
  * sentence is written.
  */
 export const Problems = {
-  /** `format`: the route's accepted key format in words (`describeKeyFormat`). */
+  /** `format`: the route's accepted key format in words (`AcceptedKeys.text`). */
   keyMissing: (format: string) =>
     new IdempotencyProblem(ProblemType.KeyMissing, `send an Idempotency-Key header (${format}) with this request`),
   keyMalformed: (why: MalformedKey) => new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why]),

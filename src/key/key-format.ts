@@ -11,14 +11,26 @@ const ULID = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
 const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /** The format in words, for a client told its key was refused and for the published API. */
-export function describeKeyFormat(format: KeyFormat): string {
+function describeKeyFormat(format: KeyFormat): string {
   if (format === 'uuid-or-ulid') return 'a UUID or a ULID';
   if (format === 'printable-ascii') return 'printable ASCII characters';
   if (format instanceof RegExp) return `printable ASCII characters matching /${format.source}/`;
   return 'printable ASCII characters in the format this operation documents';
 }
 
-export function keyFormatPredicate(format: KeyFormat): (key: string) => boolean {
+/** A route's key format, resolved: the check of a key (unquoted), and the format in words. */
+export interface AcceptedKeys {
+  accepts(key: string): boolean;
+  /** `describeKeyFormat`'s words. */
+  readonly text: string;
+}
+
+/** The format as a route applies it: its check and its words, from the one option. */
+export function acceptedKeys(format: KeyFormat): AcceptedKeys {
+  return { accepts: keyFormatPredicate(format), text: describeKeyFormat(format) };
+}
+
+function keyFormatPredicate(format: KeyFormat): (key: string) => boolean {
   if (format === 'uuid-or-ulid') return (key) => UUID.test(key) || ULID.test(key);
   if (format === 'printable-ascii') return (key) => PRINTABLE_ASCII.test(key);
   if (format instanceof RegExp) {

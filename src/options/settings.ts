@@ -2,7 +2,7 @@ import type { FingerprintOption } from '../key/fingerprint.js';
 import type { KeyStorage } from '../key/scoped-key.js';
 import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
 import type { Redaction } from '../store/redaction.js';
-import { describeKeyFormat, type KeyFormat, keyFormatPredicate } from '../key/key-format.js';
+import { type AcceptedKeys, acceptedKeys, type KeyFormat } from '../key/key-format.js';
 import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
 import {
   aBoolean,
@@ -86,10 +86,8 @@ export interface RouteSettings extends ExecutionSettings {
   /** `Controller.method`, the route's name in events and metrics. */
   handler: string;
   required: boolean;
-  /** Whether a key (unquoted) has the route's accepted format. */
-  acceptsKey: (key: string) => boolean;
-  /** The accepted key format in words (`describeKeyFormat`). */
-  keyFormatText: string;
+  /** The keys the route accepts: their check, and their format in words. */
+  keys: AcceptedKeys;
   fingerprint?: FingerprintOption;
   storeResponse: StorePolicy;
   retryAfterSeconds: number;
@@ -191,8 +189,7 @@ function routeSettings(
     required: aBoolean(route.required, 'required'),
     ...executionSettings(module, route),
     problemLink: module.problemLink,
-    acceptsKey: keyFormatPredicate(keyFormat),
-    keyFormatText: describeKeyFormat(keyFormat),
+    keys: acceptedKeys(keyFormat),
     fingerprint: aFingerprint(route.fingerprint),
     storeResponse:
       route.storeResponse === undefined ? module.storeResponse : aFunction(route.storeResponse, 'storeResponse'),

@@ -1,5 +1,5 @@
 import { parseIdempotencyKey } from '../../src/http/parse/idempotency-key.parser.js';
-import { describeKeyFormat, type KeyFormat, keyFormatPredicate } from '../../src/key/key-format.js';
+import { acceptedKeys, type KeyFormat } from '../../src/key/key-format.js';
 import { IdempotencyProblem, ProblemType } from '../../src/http/problems.js';
 
 const UUID = '8e03978e-40d5-43e8-bc93-6894a57f9324';
@@ -8,8 +8,7 @@ const ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 const parse = (values: string[], format: KeyFormat = 'uuid-or-ulid') =>
   parseIdempotencyKey(
     values.flatMap((value) => ['Idempotency-Key', value]),
-    keyFormatPredicate(format),
-    describeKeyFormat(format),
+    acceptedKeys(format),
   );
 
 function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
@@ -24,9 +23,7 @@ function rejection(values: string[], format?: KeyFormat): IdempotencyProblem {
 
 describe('parseIdempotencyKey', () => {
   it('returns undefined when the header is absent', () => {
-    expect(
-      parseIdempotencyKey(['Content-Type', 'application/json'], keyFormatPredicate('uuid-or-ulid'), 'a UUID or a ULID'),
-    ).toBeUndefined();
+    expect(parseIdempotencyKey(['Content-Type', 'application/json'], acceptedKeys('uuid-or-ulid'))).toBeUndefined();
   });
 
   it.each([UUID, UUID.toUpperCase(), UUID_V7, ULID])('accepts %s bare and as an RFC 8941 sf-string', (key) => {
@@ -41,9 +38,7 @@ describe('parseIdempotencyKey', () => {
   });
 
   it('matches the header name case-insensitively', () => {
-    expect(parseIdempotencyKey(['idempotency-KEY', UUID], keyFormatPredicate('uuid-or-ulid'), 'a UUID or a ULID')).toBe(
-      UUID,
-    );
+    expect(parseIdempotencyKey(['idempotency-KEY', UUID], acceptedKeys('uuid-or-ulid'))).toBe(UUID);
   });
 
   it.each([

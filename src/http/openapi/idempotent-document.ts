@@ -90,7 +90,7 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
       marked.set(handler, extensions);
       const mark: Mark = {
         required: explicit?.required ?? route.required,
-        policy: { keyFormatText: route.keyFormatText, ttlMs: route.ttlMs },
+        policy: { keyFormatText: route.keys.text, ttlMs: route.ttlMs },
         status: Reflect.getMetadata(HTTP_CODE_METADATA, handler),
       };
       Reflect.defineMetadata(DECORATORS.API_EXTENSION, { ...extensions, [MARK]: mark }, handler);

@@ -1,3 +1,4 @@
+import type { AcceptedKeys } from '../../key/key-format.js';
 import { MAX_KEY_LENGTH } from '../../key/key-limits.js';
 import { Problems } from '../problems.js';
 
@@ -12,10 +13,8 @@ const SF_PARAMETERS = /^(?:; *[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\.)*"|[^;,\s
  */
 export function parseIdempotencyKey(
   rawHeaders: readonly string[],
-  /** Whether an unquoted key has the route's accepted format (`keyFormatPredicate`). */
-  accepts: (key: string) => boolean,
-  /** That format in words, for the problem that refuses a key. */
-  formatText: string,
+  /** The route's accepted keys: the check of an unquoted key, and the format in words for the problem that refuses one. */
+  keys: AcceptedKeys,
 ): string | undefined {
   const values: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
@@ -38,8 +37,8 @@ export function parseIdempotencyKey(
   // A list (`a,b`: two header lines a proxy joined) is several keys, not one; a key holding a
   // comma can be sent quoted.
   if (!value.startsWith('"') && key.includes(',')) throw Problems.keyMalformed('several-values');
-  if (!accepts(key)) {
-    throw Problems.keyFormat(formatText);
+  if (!keys.accepts(key)) {
+    throw Problems.keyFormat(keys.text);
   }
   return key;
 }

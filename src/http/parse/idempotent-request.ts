@@ -4,6 +4,7 @@ import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import type { FingerprintOption } from '../../key/fingerprint.js';
 import { Problems } from '../problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/fingerprint.js';
+import type { AcceptedKeys } from '../../key/key-format.js';
 import { parseIdempotencyKey } from './idempotency-key.parser.js';
 import { routedPath } from './routed-path.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
@@ -21,9 +22,8 @@ export interface CallerRules {
 /** What reading an HTTP request needs of its route's settings (`RouteSettings` has it). */
 export interface RouteRules {
   readonly required: boolean;
-  acceptsKey(key: string): boolean;
-  /** The accepted key format in words, for the problem that refuses a key. */
-  readonly keyFormatText: string;
+  /** The keys the route accepts, and their format in words for the problem that refuses one. */
+  readonly keys: AcceptedKeys;
   /** The route's controller names a host: the key's scope includes the request's. */
   readonly scopedByHost: boolean;
   readonly fingerprint?: FingerprintOption;
@@ -42,10 +42,10 @@ export function readIdempotentRequest(
 ): IdempotentRequest | undefined {
   const request = context.switchToHttp().getRequest();
   const incoming = request.raw ?? request;
-  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.acceptsKey, route.keyFormatText);
+  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.keys);
   if (key === undefined) {
     if (!route.required) return undefined;
-    throw Problems.keyMissing(route.keyFormatText);
+    throw Problems.keyMissing(route.keys.text);
   }
   const url: string = incoming.originalUrl ?? request.originalUrl ?? incoming.url ?? '/';
   const queryStart = url.indexOf('?');
