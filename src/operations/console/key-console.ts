@@ -74,9 +74,9 @@ export class KeyConsole {
    * stores each endpoint as its digest: a row of the endpoint the query names shows that name.
    */
   async lookup(query: KeyQuery): Promise<KeyReport[]> {
-    const rows = await this.storedRows(query);
-    const named = this.namedEndpoint(query);
-    return rows.map((row) => shownAs(row, named));
+    const stored = this.rowOf(query);
+    const named = namedEndpoint(query, stored);
+    return (await this.storedRows(stored)).map((row) => shownAs(row, named));
   }
 
   /** Lease-mode keys in progress since longer than `olderThanMs`, the oldest first. */
@@ -95,7 +95,8 @@ export class KeyConsole {
    * runs). Without `endpoint`, the key must have a row on one endpoint only. Returns the row.
    */
   async expire(query: KeyQuery): Promise<KeyReport> {
-    const found = await this.storedRows(query);
+    const stored = this.rowOf(query);
+    const found = await this.storedRows(stored);
     if (found.length === 0)
       throw new KeyNotFoundError(
         `no row for key ${JSON.stringify(query.key)} of caller ${JSON.stringify(query.caller)}`,
@@ -105,11 +106,10 @@ export class KeyConsole {
         `the key has rows on ${found.length} endpoints (${found.map((row) => row.endpoint).join(', ')}): name one with its endpoint`,
       );
     }
-    const { key, caller } = this.rowOf(query);
-    const { rows } = await this.run([EXPIRE_KEY, [key, caller, found[0]!.endpoint]]);
+    const { rows } = await this.run([EXPIRE_KEY, [stored.key, stored.caller, found[0]!.endpoint]]);
     if (rows.length === 0)
       throw new KeyConsoleInputError(`the key's row was gone before it could be expired (swept or taken over)`);
-    return shownAs(rows[0], this.namedEndpoint(query));
+    return shownAs(rows[0], namedEndpoint(query, stored));
   }
 
   /** How many rows the table holds, by state and whether they expired. */
@@ -119,19 +119,12 @@ export class KeyConsole {
   }
 
   /** The key's rows as stored (their endpoint column a digest on a table with digested keys). */
-  private async storedRows(query: KeyQuery): Promise<Record<string, any>[]> {
-    const { key, caller, endpoint } = this.rowOf(query);
+  private async storedRows({ key, caller, endpoint }: StoredQuery): Promise<Record<string, any>[]> {
     return (await this.run([KEY_ROWS, [key, caller, endpoint ?? null]])).rows;
   }
 
-  /** The endpoint the query names, by its name and as the rows store it; none when it names none by name. */
-  private namedEndpoint(query: KeyQuery): NamedEndpoint | undefined {
-    if (query.endpoint === undefined || query.endpoint.startsWith('sha256:')) return undefined;
-    return { name: query.endpoint, stored: this.rowOf(query).endpoint };
-  }
-
   /** The query's key, caller and endpoint as the rows store them. */
-  private rowOf({ key, caller, endpoint }: KeyQuery): { key: string; caller: string; endpoint?: string } {
+  private rowOf({ key, caller, endpoint }: KeyQuery): StoredQuery {
     if (typeof key !== 'string' || !STORABLE_KEY.test(key)) {
       throw new KeyConsoleInputError(`a key is 1 to 255 printable ASCII characters, got ${JSON.stringify(key)}`);
     }
@@ -160,6 +153,19 @@ function report(row: Record<string, any>): KeyReport {
     ageMs: Number(row.age_ms),
     expired: row.expired,
   };
+}
+
+/** A query's key, caller and endpoint as the rows store them. */
+interface StoredQuery {
+  key: string;
+  caller: string;
+  endpoint?: string;
+}
+
+/** The endpoint the query names, by its name and as the rows store it; none when it names none by name. */
+function namedEndpoint(query: KeyQuery, stored: StoredQuery): NamedEndpoint | undefined {
+  if (query.endpoint === undefined || query.endpoint.startsWith('sha256:')) return undefined;
+  return { name: query.endpoint, stored: stored.endpoint };
 }
 
 /** An endpoint the console was asked about by its name, and how the rows store it (its digest, on a table with digested keys). */
