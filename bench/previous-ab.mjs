@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { startDatabase } from './database.mjs';
 import { nodeBinary } from '../scripts/node-lines.mjs';
+import { medianAndRange, nodeLine, ratioOfRound } from './interleaved.mjs';
 import { killAll, start } from './processes.mjs';
 
 if (!process.env.BENCH_PREVIOUS_DIST) throw new Error('set BENCH_PREVIOUS_DIST to the previous build’s dist folder');
@@ -42,23 +43,22 @@ try {
   };
   for (const server of [current, previous]) for (const path of Object.values(paths)) await path(server, 'warmup');
   const ratios = { execute: [], replay: [] };
+  // The paths alternate within each round, so that both see the same stretch of the machine.
   for (let round = 1; round <= rounds; round++) {
-    const order = round % 2 ? [current, previous] : [previous, current];
     for (const [name, path] of Object.entries(paths)) {
-      const rps = new Map();
-      for (const server of order) rps.set(server, (await path(server, round)).rps);
-      ratios[name].push(rps.get(current) / rps.get(previous));
-      console.log(
-        `round ${round}, ${name}: this build ${rps.get(current).toFixed(0)} req/s, previous ${rps.get(previous).toFixed(0)} req/s, ratio ${ratios[name].at(-1).toFixed(3)}`,
-      );
+      const ratio = await ratioOfRound({
+        round,
+        reference: previous,
+        tried: current,
+        names: ['previous', 'this build'],
+        measure: async (server) => (await path(server, round)).rps,
+        label: name,
+      });
+      ratios[name].push(ratio);
     }
   }
-  for (const [name, values] of Object.entries(ratios)) {
-    const sorted = [...values].sort((a, b) => a - b);
-    console.log(
-      `this build / previous, ${name} path, c=32: median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} (${sorted[0].toFixed(3)}–${sorted.at(-1).toFixed(3)}), ${process.env.BENCH_NODE ? `Node.js ${process.env.BENCH_NODE}` : process.version}`,
-    );
-  }
+  for (const [name, values] of Object.entries(ratios))
+    console.log(`this build / previous, ${name} path, c=32: ${medianAndRange(values)}, ${nodeLine()}`);
   await Promise.all([current, previous, load].map((child) => child.kill()));
 } finally {
   killAll();

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { startDatabase } from './database.mjs';
 import { nodeBinary } from '../scripts/node-lines.mjs';
+import { medianAndRange, nodeLine, ratioOfRound } from './interleaved.mjs';
 import { killAll, start } from './processes.mjs';
 
 const rounds = Number(process.env.AB_ROUNDS || 6);
@@ -28,18 +29,17 @@ try {
   for (const server of [clear, protectedServer]) await run(server, 'ab-warmup');
   const ratios = [];
   for (let round = 1; round <= rounds; round++) {
-    const order = round % 2 ? [clear, protectedServer] : [protectedServer, clear];
-    const rps = new Map();
-    for (const server of order) rps.set(server, await run(server, `ab-${round}`));
-    ratios.push(rps.get(protectedServer) / rps.get(clear));
-    console.log(
-      `round ${round}: clear ${rps.get(clear).toFixed(0)} req/s, sealed ${rps.get(protectedServer).toFixed(0)} req/s, ratio ${ratios.at(-1).toFixed(3)}`,
+    ratios.push(
+      await ratioOfRound({
+        round,
+        reference: clear,
+        tried: protectedServer,
+        names: ['clear', 'sealed'],
+        measure: (server) => run(server, `ab-${round}`),
+      }),
     );
   }
-  const sorted = [...ratios].sort((a, b) => a - b);
-  console.log(
-    `sealed / clear, execute path, c=32: median ${sorted[Math.floor(sorted.length / 2)].toFixed(3)} (${sorted[0].toFixed(3)}–${sorted.at(-1).toFixed(3)}), ${process.env.BENCH_NODE ? `Node.js ${process.env.BENCH_NODE}` : process.version}`,
-  );
+  console.log(`sealed / clear, execute path, c=32: ${medianAndRange(ratios)}, ${nodeLine()}`);
   await Promise.all([clear, protectedServer, load].map((child) => child.kill()));
 } finally {
   killAll();
