@@ -9,24 +9,22 @@
 // is a fresh one. Needs the npm registry (it installs the app's dependencies). Run after
 // `npm run build`.
 //   SAMPLES_APP=<folder> keeps the app there and reuses its installation on the next run.
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ESM, generatePrismaClient, NEST12, run as runIn, startPostgres, writeTsconfig } from './packed-app.mjs';
 import { samplesOf } from './samples/extract.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const own = join(root, 'scripts/samples');
 const work = process.env.SAMPLES_APP ?? mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-samples-'));
-const run = (command, args, cwd, env = process.env) =>
-  execFileSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+/** Errors are read, not printed: a compile error is told as the page and line it came from. */
+const run = (command, args, cwd, env = process.env) => runIn(command, args, cwd, env, 'pipe');
 
 /** Every package a sample imports, at the ranges the package's peers allow (newest). */
 const dependencies = {
-  '@nestjs/common': '^12.0.0',
-  '@nestjs/core': '^12.0.0',
-  '@nestjs/platform-express': '^12.0.0',
+  ...NEST12,
   '@nestjs/microservices': '^12.0.0',
   '@nestjs/schedule': '^12.0.0',
   '@nestjs/swagger': '^12.0.0',
@@ -40,9 +38,6 @@ const dependencies = {
   amqplib: '^2.0.0',
   'drizzle-orm': '^0.45.0',
   nats: '^2.29.0',
-  pg: '^8.11.0',
-  'reflect-metadata': '^0.2.0',
-  rxjs: '^7.8.0',
   typeorm: '^1.0.0',
   '@types/node': '^20.0.0',
   '@types/pg': '^8.11.0',
@@ -60,30 +55,12 @@ try {
     JSON.stringify({
       name: 'samples',
       private: true,
-      type: 'module',
+      type: ESM.type,
       allowScripts: { '@prisma/engines': false },
       dependencies: { ...dependencies, 'nestjs-pg-idempotency': `file:./${tarball}` },
     }),
   );
-  writeFileSync(
-    join(work, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        lib: ['ES2023', 'DOM'],
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        skipLibCheck: true,
-        rootDir: 'src',
-        outDir: 'dist',
-        experimentalDecorators: true,
-        emitDecoratorMetadata: true,
-        types: ['node'],
-      },
-      include: ['src'],
-    }),
-  );
+  writeTsconfig(work, ESM.compilerOptions);
   console.log('== samples: npm install (the packed tarball and every package the samples import)');
   // A kept app takes the new tarball: npm keeps a package whose version did not change.
   rmSync(join(work, 'node_modules/nestjs-pg-idempotency'), { recursive: true, force: true });
@@ -98,11 +75,7 @@ try {
   cpSync(join(own, 'run-app.ts'), join(work, 'src/run-app.ts'));
   mkdirSync(join(work, 'prisma'), { recursive: true });
   cpSync(join(own, 'app/schema.prisma'), join(work, 'prisma/schema.prisma'));
-  // The CLI looks for a schema engine before it starts; `generate` never runs it: any executable stands in.
-  run(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], work, {
-    ...process.env,
-    PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
-  });
+  generatePrismaClient(work);
 
   const installed = join(work, 'node_modules/nestjs-pg-idempotency');
   const samples = samplesOf(installed);
@@ -132,12 +105,8 @@ try {
       /@Controller\('payments'\)/.test(sample.code),
   );
   if (apps.length === 0) throw new Error('no sample is a whole app');
-  let server = process.env.DATABASE_URL;
-  if (!server) {
-    const { startEmbeddedPostgres } = await import(join(root, 'dist/esm/demo/database/embedded-postgres.js'));
-    database = await startEmbeddedPostgres();
-    server = database.url;
-  }
+  database = await startPostgres(root);
+  const server = database.url;
   const { default: pg } = await import('pg');
   for (const sample of apps) {
     const name = `samples_${process.pid}_${sample.file.replace(/\W/g, '_')}`.slice(0, 63);

@@ -12,28 +12,15 @@
 // The NestJS 11 app pins the lowest versions the peer ranges allow; the NestJS 12 app takes the
 // newest. Proves those two ends of the peer ranges, the dual build and the ./client entry.
 // Needs the npm registry (it installs the apps' dependencies). Run after `npm run build`.
-import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ESM, generatePrismaClient, NEST12, run, startPostgres, writeTsconfig } from './packed-app.mjs';
 import { brokenLinks } from './smoke-pack/links.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 const work = mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-pack-'));
-const run = (command, args, cwd, env = process.env) =>
-  execFileSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
-
-/** The newest NestJS 12 app's common dependencies. */
-const NEST12 = {
-  '@nestjs/common': '^12.0.0',
-  '@nestjs/core': '^12.0.0',
-  '@nestjs/platform-express': '^12.0.0',
-  pg: '^8.11.0',
-  'reflect-metadata': '^0.2.0',
-  rxjs: '^7.8.0',
-};
-const ESM = { type: 'module', compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } };
 
 const apps = [
   {
@@ -114,12 +101,7 @@ try {
     output.includes('No problems found'),
   );
   console.log('   publint: all good; attw: no problems (root, ./client, ./swagger, ./cls, ./drizzle, ./prisma)');
-  if (process.env.DATABASE_URL) {
-    database = { url: process.env.DATABASE_URL, stop: async () => undefined };
-  } else {
-    const { startEmbeddedPostgres } = await import(join(root, 'dist/esm/demo/database/embedded-postgres.js'));
-    database = await startEmbeddedPostgres();
-  }
+  database = await startPostgres(root);
   for (const app of apps) {
     const dir = join(work, app.name);
     cpSync(join(root, 'scripts/smoke-pack', app.script ?? 'app.ts'), join(dir, 'src/app.ts'));
@@ -140,33 +122,12 @@ try {
         },
       }),
     );
-    writeFileSync(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2023', 'DOM'],
-          strict: true,
-          skipLibCheck: true,
-          rootDir: 'src',
-          outDir: 'dist',
-          experimentalDecorators: true,
-          emitDecoratorMetadata: true,
-          types: ['node'],
-          ...app.compilerOptions,
-        },
-        include: ['src'],
-      }),
-    );
+    writeTsconfig(dir, app.compilerOptions);
     console.log(`== ${app.name}: npm install`);
     run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
     if (app.schema) {
       cpSync(join(root, 'scripts/smoke-pack', app.schema), join(dir, 'prisma/schema.prisma'));
-      // The CLI looks for a schema engine before it starts; `generate` never runs it: any executable stands in.
-      run(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], dir, {
-        ...process.env,
-        PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
-      });
+      generatePrismaClient(dir);
     }
     const versions = ['@nestjs/core', '@nestjs/typeorm', 'typeorm', 'nestjs-cls', 'drizzle-orm', '@prisma/client', 'pg']
       .filter((name) => name in app.dependencies)

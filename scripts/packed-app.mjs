@@ -1,0 +1,61 @@
+// What the scripts that install the packed tarball into a fresh app share (smoke-pack.mjs,
+// samples.mjs): running a command, the newest NestJS 12 dependencies, the app's tsconfig.json,
+// Prisma's client generated with no network, and a PostgreSQL (DATABASE_URL, else embedded).
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Runs a command in `cwd`; returns its stdout; stderr goes to `stderr` ('inherit' or 'pipe'). */
+export const run = (command, args, cwd, env = process.env, stderr = 'inherit') =>
+  execFileSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', stderr], encoding: 'utf8' });
+
+/** The newest NestJS 12 app's common dependencies. */
+export const NEST12 = {
+  '@nestjs/common': '^12.0.0',
+  '@nestjs/core': '^12.0.0',
+  '@nestjs/platform-express': '^12.0.0',
+  pg: '^8.11.0',
+  'reflect-metadata': '^0.2.0',
+  rxjs: '^7.8.0',
+};
+
+/** An ESM app's module settings. */
+export const ESM = { type: 'module', compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } };
+
+/** Writes the app's tsconfig.json: strict, decorators with metadata, src/ to dist/, and `compilerOptions` over that. */
+export function writeTsconfig(dir, compilerOptions) {
+  writeFileSync(
+    join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        lib: ['ES2023', 'DOM'],
+        strict: true,
+        skipLibCheck: true,
+        rootDir: 'src',
+        outDir: 'dist',
+        experimentalDecorators: true,
+        emitDecoratorMetadata: true,
+        types: ['node'],
+        ...compilerOptions,
+      },
+      include: ['src'],
+    }),
+  );
+}
+
+/** `prisma generate` in the app, offline (its prisma/schema.prisma in place). */
+export function generatePrismaClient(dir) {
+  // The CLI looks for a schema engine before it starts; `generate` never runs it: any executable stands in.
+  run(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], dir, {
+    ...process.env,
+    PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
+  });
+}
+
+/** DATABASE_URL's PostgreSQL, else an embedded one from the build (`root`/dist): `{ url, stop() }`. */
+export async function startPostgres(root) {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => undefined };
+  const { startEmbeddedPostgres } = await import(join(root, 'dist/esm/demo/database/embedded-postgres.js'));
+  return startEmbeddedPostgres();
+}
