@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EntityManager } from 'typeorm';
 import { DatabaseHost } from '../../src/hosts/database-host.js';
+import { detachPartition } from '../../src/operations/sweeper/partitions.sql.js';
 import { IdempotencySweeper, IdempotentMessages, type SweepResult } from '../../src/index.js';
 import { scopeKey } from '../../src/key/scoped-key.js';
 import { RECORD_FRESH_OUTCOME_PARTITIONED, RECORD_OUTCOME_PARTITIONED } from '../../src/store/table/record.sql.js';
@@ -245,6 +246,26 @@ describe('the key table partitioned by expiry', () => {
         const retried = await send(`${a.url}/partitioned/tx`, { key, caller, body: {} });
         expect(retried.status).toBe(201);
         expect(await keyRows(caller)).toHaveLength(1);
+      });
+
+      it('a past partition another instance detached after this one listed it: detaching it again does nothing, and the sweep drops it', async () => {
+        await a.app.get(IdempotencySweeper).sweep();
+        await sleep(1_200);
+        const [past] = await pastPartitions();
+        expect(past).toEqual(expect.any(String));
+        const host = a.app.get(DatabaseHost, { strict: false });
+        // Both instances planned from one listing: the first detaches, the second comes after it.
+        await host.runAlone('detaching a partition', [detachPartition(past), []], { timeoutMs: 5_000 });
+        await expect(
+          host.runAlone('detaching a partition', [detachPartition(past), []], { timeoutMs: 5_000 }),
+        ).resolves.toBeDefined();
+        const [{ detached }] = await sql(`SELECT NOT relispartition AS detached FROM pg_class WHERE relname = $1`, [
+          past,
+        ]);
+        expect(detached).toBe(true);
+        const swept = await a.app.get(IdempotencySweeper).sweep();
+        expect(swept.partitionsDropped).toBeGreaterThanOrEqual(1);
+        expect(await sql(`SELECT 1 FROM pg_class WHERE relname = $1`, [past])).toEqual([]);
       });
 
       it('two instances sweeping at once: each past partition is dropped once, by one of them, and nothing fails', async () => {

@@ -98,7 +98,8 @@ export function createPartitions(partitions: readonly Partition[]): SqlStatement
 
 /**
  * Under an ACCESS EXCLUSIVE lock on `idempotency_keys` held for this transaction only, detaches
- * the partition `name` unless a lease in it still runs (found through the partial index of running
+ * the partition `name` unless it is no longer attached (another instance's sweep, planned from the
+ * same listing, detached it first) or a lease in it still runs (found through the partial index of running
  * leases, not by reading the partition): a catalogue change. The lock on the table comes first:
  * every request's statements lock every partition (a lookup by key cannot prune them), so a lock
  * on the partition taken first would wait on them while they wait on it. The detached table is dropped by `dropDetached`, in a transaction of its own,
@@ -110,6 +111,7 @@ export function detachPartition(name: string): SqlStatement {
     `  part := to_regclass(format('%I.%I', schema, '${name}'));
   IF part IS NULL THEN RETURN; END IF;
   EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
+  IF NOT EXISTS (SELECT 1 FROM pg_inherits WHERE inhrelid = part AND inhparent = parent) THEN RETURN; END IF;
   EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s AS k WHERE k.state = %L AND k.locked_until > now())', part, 'in_progress') INTO live;
   IF live THEN RETURN; END IF;
   EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, part);`,
