@@ -10,6 +10,7 @@ export type {
   IdempotencyMode,
   IdempotencyModuleOptions,
   IdempotentRouteOptions,
+  KeySource,
   OutcomeEncryptionKey,
   PgPoolLike,
   RedactionOptions,

@@ -86,17 +86,24 @@ export class IdempotencyProblem extends HttpException {
   }
 }
 
-/** Why a key header was refused (400 `key-malformed`). */
+/**
+ * Why a key was refused (400 `key-malformed`), of a key the route names `noun` (`Idempotency-Key`
+ * by default; another header's name, or `key in the body field "id"`).
+ */
 const MALFORMED_KEY = {
-  'several-headers': 'several Idempotency-Key headers were sent; send one',
-  'several-values': 'several Idempotency-Key values were sent; send one',
-  empty: 'the Idempotency-Key header is empty',
-  'too-long': 'the Idempotency-Key is longer than 255 characters',
-  'not-a-token': 'the Idempotency-Key must be a single token or an RFC 8941 quoted string',
-  'bad-escape': 'invalid escape in the quoted Idempotency-Key',
-  'not-printable': 'the quoted Idempotency-Key holds a character outside printable ASCII',
-  unterminated: 'the quoted Idempotency-Key has no closing quote',
+  'several-headers': (noun: string) => `several ${noun} headers were sent; send one`,
+  'several-values': (noun: string) => `several ${noun} values were sent; send one`,
+  empty: (noun: string) => `the ${noun} header is empty`,
+  'too-long': (noun: string) => `the ${noun} is longer than 255 characters`,
+  'not-a-token': (noun: string) => `the ${noun} must be a single token or an RFC 8941 quoted string`,
+  'bad-escape': (noun: string) => `invalid escape in the quoted ${noun}`,
+  'not-printable': (noun: string) => `the quoted ${noun} holds a character outside printable ASCII`,
+  unterminated: (noun: string) => `the quoted ${noun} has no closing quote`,
+  'not-text': (noun: string) => `the ${noun} must be printable ASCII text or a number`,
 } as const;
+
+/** How a problem names the key of a route that reads it from the `Idempotency-Key` header. */
+export const DEFAULT_KEY_NOUN = 'Idempotency-Key';
 
 export type MalformedKey = keyof typeof MALFORMED_KEY;
 
@@ -108,14 +115,13 @@ const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After'
  */
 export const Problems = {
   /** `format`: the route's accepted key format in words (`AcceptedKeys.text`). */
-  keyMissing: (format: string) =>
-    new IdempotencyProblem(ProblemType.KeyMissing, `send an Idempotency-Key header (${format}) with this request`),
-  keyMalformed: (why: MalformedKey) => new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why]),
-  keyFormat: (format: string) =>
-    new IdempotencyProblem(
-      ProblemType.KeyMalformed,
-      `the Idempotency-Key does not have the accepted format (${format})`,
-    ),
+  /** `ask`: what the client must send, for a route that reads its key elsewhere than `Idempotency-Key`. */
+  keyMissing: (format: string, ask = 'send an Idempotency-Key header') =>
+    new IdempotencyProblem(ProblemType.KeyMissing, `${ask} (${format}) with this request`),
+  keyMalformed: (why: MalformedKey, noun = DEFAULT_KEY_NOUN) =>
+    new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why](noun)),
+  keyFormat: (format: string, noun = DEFAULT_KEY_NOUN) =>
+    new IdempotencyProblem(ProblemType.KeyMalformed, `the ${noun} does not have the accepted format (${format})`),
   keyInUse: (retryAfterSeconds: number) =>
     new IdempotencyProblem(
       ProblemType.KeyInUse,

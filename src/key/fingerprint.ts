@@ -132,12 +132,15 @@ function cmp(a: string, b: string): number {
 
 function pick(body: unknown, paths: readonly string[]): Record<string, unknown> {
   const picked: Record<string, unknown> = {};
-  for (const path of paths) {
-    let value: unknown = body;
-    for (const part of path.split('.')) {
-      value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
-    }
-    picked[path] = value ?? null;
-  }
+  for (const path of paths) picked[path] = fieldAt(body, path) ?? null;
   return picked;
+}
+
+/** The value at a dotted field path of a parsed JSON body (`'data.object.id'`), or `undefined`. */
+export function fieldAt(body: unknown, path: string): unknown {
+  let value: unknown = body;
+  for (const part of path.split('.')) {
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[part] : undefined;
+  }
+  return value;
 }

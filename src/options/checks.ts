@@ -1,11 +1,12 @@
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import type { FingerprintOption } from '../key/fingerprint.js';
 import type { KeyFormat } from '../key/key-format.js';
+import { callerProblem } from '../key/key-limits.js';
 import type { KeyStorage } from '../key/scoped-key.js';
 import { SealedOutcomes } from '../store/protect/sealed-outcomes.js';
 import { CLEAR_OUTCOMES, type StoredOutcomes } from '../store/protect/stored-outcomes.js';
 import type { Redaction } from '../store/redaction.js';
-import type { RedactionOptions, StorageOptions } from './module-options.js';
+import type { CallerResolver, RedactionOptions, StorageOptions } from './module-options.js';
 import { type Duration, toMilliseconds } from './duration.js';
 
 /*
@@ -37,6 +38,18 @@ export function oneOf<T extends string>(value: T, allowed: readonly T[], option:
 export function aFunction<T extends Function>(value: T, option: string): T {
   if (typeof value === 'function') return value;
   throw new IdempotencyConfigurationError(`option "${option}" must be a function, got ${describe(value)}`);
+}
+
+/**
+ * A route's `caller`: a resolver, or one name for every request (a webhook's provider), as a
+ * resolver that returns it.
+ */
+export function aCaller(value: CallerResolver | string): CallerResolver {
+  if (typeof value === 'function') return value;
+  if (typeof value === 'string' && value !== '' && callerProblem(value) === undefined) return () => value;
+  throw new IdempotencyConfigurationError(
+    `option "caller" must be a function or a caller's name (a non-empty string), got ${describe(value)}`,
+  );
 }
 
 export function aBoolean(value: boolean, option: string): boolean {
@@ -177,6 +190,9 @@ export function aRedaction(redact: RedactionOptions = {}): Redaction {
   return { headers: new Set(headers.map((name) => name.toLowerCase())), body: body.map((path) => path.split('.')) };
 }
 
-function describe(value: unknown): string {
-  return typeof value === 'string' ? `'${value}'` : Array.isArray(value) ? JSON.stringify(value) : String(value);
+/** An option's value as a configuration error quotes it. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${value}'`;
+  if (Array.isArray(value) || Object.getPrototypeOf(value ?? 0) === Object.prototype) return JSON.stringify(value);
+  return String(value);
 }

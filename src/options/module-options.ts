@@ -192,8 +192,26 @@ export interface IdempotencyModuleOptions {
  */
 export type IdempotencyMode = 'transactional' | 'lease';
 
+/**
+ * Where a route reads its key (a webhook's event id):
+ * - `{ header: 'X-GitHub-Delivery' }`: a request header, read as `Idempotency-Key` is (one value,
+ *   a bare token or an RFC 8941 string);
+ * - `{ body: 'id' }`: a field of the parsed JSON body, by dotted path (`'data.object.id'`): a
+ *   string of printable ASCII, or a finite number;
+ * - a function of the request (Express's or Fastify's) returning the key (a string or a finite
+ *   number), or `undefined` when the request has none.
+ */
+export type KeySource = { header: string } | { body: string } | ((request: any) => string | number | undefined | null);
+
 /** Options of one `@Idempotent()` route; unset fields take the module's. */
 export interface IdempotentRouteOptions {
+  /** Where the key is read. Default: the `Idempotency-Key` header. */
+  keyFrom?: KeySource;
+  /**
+   * The caller the route's keys belong to: a resolver, or one name for every request (a webhook
+   * receiver's provider, `'stripe'`: no request is refused as unidentified). Default: the module's `caller`.
+   */
+  caller?: CallerResolver | string;
   /** Whether a request without a key is refused (400) or runs without de-duplication. Default: `true`. */
   required?: boolean;
   ttl?: Duration;

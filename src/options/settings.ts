@@ -6,6 +6,7 @@ import { type AcceptedKeys, acceptedKeys, type KeyFormat } from '../key/key-form
 import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
 import {
   aBoolean,
+  aCaller,
   aPool,
   aFingerprint,
   aFunction,
@@ -86,6 +87,8 @@ export interface RouteSettings extends ExecutionSettings {
   /** `Controller.method`, the route's name in events and metrics. */
   handler: string;
   required: boolean;
+  /** The caller a request's key belongs to: the route's `caller`, else the module's. */
+  caller: CallerResolver;
   /** The keys the route accepts: their check, and their format in words. */
   keys: AcceptedKeys;
   fingerprint?: FingerprintOption;
@@ -187,6 +190,7 @@ function routeSettings(
   return {
     handler,
     required: aBoolean(route.required, 'required'),
+    caller: route.caller === undefined ? module.caller : aCaller(route.caller),
     ...executionSettings(module, route),
     problemLink: module.problemLink,
     keys: acceptedKeys(keyFormat),

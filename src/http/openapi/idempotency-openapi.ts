@@ -7,10 +7,10 @@ export interface KeyPolicy {
 }
 
 /**
- * The `Idempotency-Key` request header, as an OpenAPI parameter (without `in`, as `@ApiHeader()`
+ * The `Idempotency-Key` request header (or the route's own key header: `name`), as an OpenAPI parameter (without `in`, as `@ApiHeader()`
  * takes it); with the route's key policy, its format and how long a key is kept.
  */
-export function keyHeader(required: boolean, policy?: KeyPolicy) {
+export function keyHeader(required: boolean, policy?: KeyPolicy, name = 'Idempotency-Key') {
   const description = policy
     ? `A unique key for this operation (${policy.keyFormatText}), the same on every retry. A retry of a completed ` +
       'request gets the first answer again, byte for byte, with `Idempotent-Replayed: true`. A key is kept for ' +
@@ -18,7 +18,7 @@ export function keyHeader(required: boolean, policy?: KeyPolicy) {
     : 'A unique key for this operation, the same on every retry. A retry of a completed request gets the first ' +
       'answer again, byte for byte, with `Idempotent-Replayed: true`.';
   return {
-    name: 'Idempotency-Key',
+    name,
     required,
     description,
     schema: { type: 'string' as const, minLength: 1, maxLength: 255 },

@@ -26,6 +26,8 @@ const HTTP_CODE_METADATA = '__httpCode__';
 interface Mark {
   required: boolean;
   policy: KeyPolicy;
+  /** The request header that carries the key; none when the route reads it from the body or with a function. */
+  header?: string;
   status?: number;
 }
 
@@ -91,6 +93,7 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
       const mark: Mark = {
         required: explicit?.required ?? route.required,
         policy: { keyFormatText: route.keys.text, ttlMs: route.ttlMs },
+        header: route.keySource.kind === 'header' ? route.keySource.name : undefined,
         status: Reflect.getMetadata(HTTP_CODE_METADATA, handler),
       };
       Reflect.defineMetadata(DECORATORS.API_EXTENSION, { ...extensions, [MARK]: mark }, handler);
@@ -99,20 +102,29 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
   return marked;
 }
 
-/**
- * Adds what the module answers to one operation, keeping what the route documents; a route that
- * documents no success response gets its own (`status`), to carry the replay header.
- */
-function documentOperation(operation: Operation, { required, policy }: Mark, status: number): void {
-  const parameters = (operation.parameters ??= []);
+/** The key's request header among an operation's parameters, with the route's policy. */
+function documentKeyHeader(
+  parameters: NonNullable<Operation['parameters']>,
+  name: string,
+  required: boolean,
+  policy: KeyPolicy,
+): void {
   const index = parameters.findIndex(
-    (parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === 'idempotency-key',
+    (parameter) => parameter.in === 'header' && parameter.name?.toLowerCase() === name.toLowerCase(),
   );
-  const header = { in: 'header', ...keyHeader(required, policy) };
+  const header = { in: 'header', ...keyHeader(required, policy, name) };
   // `@ApiIdempotent()` documents the header without the route's policy: the route's own replaces it.
   if (index < 0) parameters.push(header);
   else if ((parameters[index] as { description?: string }).description === keyHeader(required).description)
     parameters[index] = header;
+}
+
+/**
+ * Adds what the module answers to one operation, keeping what the route documents; a route that
+ * documents no success response gets its own (`status`), to carry the replay header.
+ */
+function documentOperation(operation: Operation, { required, policy, header: name }: Mark, status: number): void {
+  if (name !== undefined) documentKeyHeader((operation.parameters ??= []), name, required, policy);
   const responses = (operation.responses ??= {});
   for (const response of PROBLEM_RESPONSES) {
     const [status, description] = response;

@@ -5,15 +5,13 @@ import type { FingerprintOption } from '../../key/fingerprint.js';
 import { Problems } from '../problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/fingerprint.js';
 import type { AcceptedKeys } from '../../key/key-format.js';
-import { parseIdempotencyKey } from './idempotency-key.parser.js';
+import { readKey, type RouteKeySource } from './key-source.js';
 import { routedPath } from './routed-path.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
 
 /** What reading an HTTP request needs of the module's settings (`IdempotencySettings` has it). */
 export interface CallerRules {
-  /** The caller's id (see the `caller` option). */
-  caller(request: any, context: ExecutionContext): unknown;
   readonly anonymousCallers: 'reject' | 'shared';
   /** How the key's row names it (see the `storage.keys` option). */
   readonly keyStorage: KeyStorage;
@@ -22,6 +20,10 @@ export interface CallerRules {
 /** What reading an HTTP request needs of its route's settings (`RouteSettings` has it). */
 export interface RouteRules {
   readonly required: boolean;
+  /** Where the key is read (see the `keyFrom` option). */
+  readonly keySource: RouteKeySource;
+  /** The caller's id (see the `caller` option). */
+  caller(request: any, context: ExecutionContext): unknown;
   /** The keys the route accepts, and their format in words for the problem that refuses one. */
   readonly keys: AcceptedKeys;
   /** The route's controller names a host: the key's scope includes the request's. */
@@ -42,10 +44,12 @@ export function readIdempotentRequest(
 ): IdempotentRequest | undefined {
   const request = context.switchToHttp().getRequest();
   const incoming = request.raw ?? request;
-  const key = parseIdempotencyKey(incoming.rawHeaders ?? [], route.keys);
+  const bodyUnread = request.body === undefined && hasBody(incoming);
+  if (bodyUnread && route.keySource.kind === 'body') throw Problems.bodyNotParsed();
+  const key = readKey(route.keySource, request, incoming.rawHeaders ?? [], route.keys);
   if (key === undefined) {
     if (!route.required) return undefined;
-    throw Problems.keyMissing(route.keys.text);
+    throw Problems.keyMissing(route.keys.text, route.keySource.ask);
   }
   const url: string = incoming.originalUrl ?? request.originalUrl ?? incoming.url ?? '/';
   const queryStart = url.indexOf('?');
@@ -58,14 +62,14 @@ export function readIdempotentRequest(
   if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || endpointTooLong(endpoint)) {
     throw Problems.endpointTooLong(MAX_ENDPOINT_LENGTH);
   }
-  const callerId = callerIdOf(settings.caller(request, context));
+  const callerId = callerIdOf(route.caller(request, context));
   if (callerId === '' && settings.anonymousCallers === 'reject') {
     throw Problems.callerUnidentified();
   }
   if (callerProblem(callerId) !== undefined) {
     throw Problems.callerUnstorable(MAX_CALLER_BYTES);
   }
-  if (request.body === undefined && typeof route.fingerprint !== 'function' && hasBody(incoming)) {
+  if (bodyUnread && typeof route.fingerprint !== 'function') {
     throw Problems.bodyNotParsed();
   }
   if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {

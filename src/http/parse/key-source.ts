@@ -1,0 +1,93 @@
+import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { fieldAt } from '../../key/fingerprint.js';
+import type { AcceptedKeys } from '../../key/key-format.js';
+import { MAX_KEY_LENGTH } from '../../key/key-limits.js';
+import { describe } from '../../options/checks.js';
+import type { KeySource } from '../../options/module-options.js';
+import { Problems } from '../problems.js';
+import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key.parser.js';
+
+/**
+ * A route's key source, checked at bootstrap, with how its problems name the key (`noun`) and what
+ * a request without one is asked to send (`ask`).
+ */
+export type RouteKeySource = (
+  | HeaderSource
+  | { readonly kind: 'body'; readonly path: string }
+  | { readonly kind: 'function'; readonly read: (request: any) => unknown }
+) & {
+  readonly noun: string;
+  readonly ask: string;
+};
+
+interface HeaderSource {
+  readonly kind: 'header';
+  readonly name: string;
+  readonly lowerName: string;
+}
+
+/** Printable ASCII, the characters a key holds. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
+
+/** An HTTP header name (RFC 9110 §5.1: a token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** The source of a route whose options name none: the `Idempotency-Key` header. */
+const DEFAULT_SOURCE: HeaderSource & RouteKeySource = {
+  kind: 'header',
+  ...IDEMPOTENCY_KEY_HEADER,
+  noun: IDEMPOTENCY_KEY_HEADER.name,
+  ask: `send an ${IDEMPOTENCY_KEY_HEADER.name} header`,
+};
+
+/** The source `keyFrom` names, or a configuration error that says what it must be. */
+export function aKeySource(value: KeySource | undefined): RouteKeySource {
+  if (value === undefined) return DEFAULT_SOURCE;
+  if (typeof value === 'function')
+    return {
+      kind: 'function',
+      read: value,
+      noun: 'idempotency key',
+      ask: 'send the idempotency key this operation documents',
+    };
+  if (typeof value === 'object' && value !== null && Object.keys(value).length === 1) {
+    const { header, body } = value as { header?: unknown; body?: unknown };
+    if (typeof header === 'string' && HEADER_NAME.test(header)) {
+      if (header.toLowerCase() === DEFAULT_SOURCE.lowerName) return DEFAULT_SOURCE;
+      return {
+        kind: 'header',
+        name: header,
+        lowerName: header.toLowerCase(),
+        noun: header,
+        ask: `send the ${header} header`,
+      };
+    }
+    if (typeof body === 'string' && body.split('.').every((part) => part !== '')) {
+      const noun = `key in the body field "${body}"`;
+      return { kind: 'body', path: body, noun, ask: `send the ${noun}` };
+    }
+  }
+  throw new IdempotencyConfigurationError(
+    `option "keyFrom" must be { header: 'Header-Name' }, { body: 'field.path' } or a function of the request, got ${describe(value)}`,
+  );
+}
+
+/**
+ * The key of a request from the route's source: `undefined` when the request has none; a 400
+ * problem naming the source when what it holds is not a key the route accepts.
+ */
+export function readKey(
+  source: RouteKeySource,
+  request: { body?: unknown },
+  rawHeaders: readonly string[],
+  keys: AcceptedKeys,
+): string | undefined {
+  if (source.kind === 'header') return parseIdempotencyKey(rawHeaders, keys, source);
+  const value = source.kind === 'body' ? fieldAt(request.body, source.path) : source.read(request);
+  if (value === undefined || value === null || value === '') return undefined;
+  const key = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
+  if (typeof key !== 'string' || !PRINTABLE_ASCII.test(key)) throw Problems.keyMalformed('not-text', source.noun);
+  if (key.length > MAX_KEY_LENGTH) throw Problems.keyMalformed('too-long', source.noun);
+  if (!keys.accepts(key)) throw Problems.keyFormat(keys.text, source.noun);
+  return key;
+}
