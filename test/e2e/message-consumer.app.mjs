@@ -1,12 +1,7 @@
 // A Nest app consuming messages exactly once, as a process of its own: a hybrid app whose
 // microservice is Nest's RMQ transport (TRANSPORT=rmq, queue QUEUE, noAck: false, a dead-letter
 // queue QUEUE.dead) or JetStreamServer (TRANSPORT=nats, stream STREAM, durable DURABLE). Each
-// handler writes one row through the host HOST: 'drizzle' (default: the module on a node-postgres
-// pool, IdempotentDrizzle), 'prisma' (the same pool, IdempotentPrisma with the demo's client),
-// 'typeorm' (the module on a DataSource, IdempotencyTransaction), 'cls' (that DataSource through
-// @nestjs-cls/transactional, IdempotentTransactionalAdapterTypeOrm, a withTransaction() call),
-// 'cls-prisma' (the pool and IdempotentPrisma through @nestjs-cls/transactional,
-// IdempotentTransactionalAdapterPrisma, a withTransaction() call).
+// handler writes one row through the host HOST (../support/app-hosts.mjs; default 'drizzle').
 // MODE=lease: the handlers in lease mode. Patterns carry PATTERN_PREFIX.
 // - @EventPattern('payment.created') @IdempotentMessage({ maxAttempts: MAX_ATTEMPTS }): writes a
 //   payment (caller, amount); data.poison: throws after its write; data.holdMs: holds that long
@@ -26,29 +21,19 @@
 // payment.created handlers running now and the most that ran at once. MAX_IN_FLIGHT: JetStreamServer's
 // maxInFlight. Prints "listening on <url>".
 import 'reflect-metadata';
-import { Body, Controller, Get, Global, Module, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, Module, Param, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import amqplib from 'amqplib';
-import { sql } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/node-postgres';
-import pg from 'pg';
-import { ClsPluginTransactional, TransactionHost } from '@nestjs-cls/transactional';
-import { ClsModule } from 'nestjs-cls';
-import { DataSource } from 'typeorm';
 import {
   IdempotencyEvents,
-  IdempotencyModule,
   IdempotencyService,
-  IdempotencyTransaction,
   IdempotentMessage,
   IdempotentMessages,
   rmqDelivery,
 } from 'nestjs-pg-idempotency';
-import { IdempotentTransactionalAdapterPrisma, IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
-import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { JetStreamServer } from 'nestjs-pg-idempotency/jetstream';
-import { IdempotentPrisma, IdempotentPrismaModule } from 'nestjs-pg-idempotency/prisma';
+import { hostOf } from '../support/app-hosts.mjs';
 import { decorate } from '../support/decorate.mjs';
 
 const env = process.env;
@@ -66,67 +51,6 @@ const PREFIX = env.PATTERN_PREFIX ?? '';
 /** Deliveries whose outcome, once committed, this process dies on before it acks. */
 const killAfterCommit = new Set();
 
-/** The host's modules, and its one write of a payment (`app`: the Nest app, once created). */
-async function hostOf(name) {
-  if (name === 'typeorm' || name === 'cls') {
-    const dataSource = await new DataSource({ type: 'postgres', url: env.DATABASE_URL, poolSize: 10 }).initialize();
-    const insert = (query, data) =>
-      query('INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3)', [data.caller, data.amount, 'EUR']);
-    if (name === 'typeorm') {
-      return {
-        imports: [IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })],
-        pay: (app, data) => insert((...args) => app.get(IdempotencyTransaction).manager.query(...args), data),
-      };
-    }
-    class DataSourceModule {}
-    Module({ providers: [{ provide: DataSource, useValue: dataSource }], exports: [DataSource] })(DataSourceModule);
-    Global()(DataSourceModule);
-    const plugin = new ClsPluginTransactional({
-      imports: [DataSourceModule],
-      adapter: new IdempotentTransactionalAdapterTypeOrm({ dataSourceToken: DataSource }),
-    });
-    return {
-      imports: [
-        DataSourceModule,
-        ClsModule.forRoot({ global: true, plugins: [plugin] }),
-        IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 }),
-      ],
-      pay: (app, data) => {
-        const txHost = app.get(TransactionHost);
-        return txHost.withTransaction(() => insert((...args) => txHost.tx.query(...args), data));
-      },
-    };
-  }
-  const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 10 });
-  if (name === 'prisma' || name === 'cls-prisma') {
-    const { PrismaClient } = await import('../../dist/esm/demo/prisma/generated/client.js');
-    const payment = (data) => ({ data: { caller: data.caller, amount: data.amount, currency: 'EUR' } });
-    const prisma = [
-      IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })),
-      IdempotencyModule.forRoot({ pool, sweepInterval: 0 }),
-    ];
-    if (name === 'prisma')
-      return { imports: prisma, pay: (app, data) => app.get(IdempotentPrisma).client.payment.create(payment(data)) };
-    const plugin = new ClsPluginTransactional({
-      adapter: new IdempotentTransactionalAdapterPrisma({ prismaInjectionToken: IdempotentPrisma }),
-    });
-    return {
-      imports: [...prisma, ClsModule.forRoot({ global: true, plugins: [plugin] })],
-      pay: (app, data) => {
-        const txHost = app.get(TransactionHost);
-        return txHost.withTransaction(() => txHost.tx.payment.create(payment(data)));
-      },
-    };
-  }
-  const db = new IdempotentDrizzle(drizzle({ client: pool }));
-  return {
-    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })],
-    pay: (_app, data) =>
-      db.db.execute(
-        sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`,
-      ),
-  };
-}
 const chosen = await hostOf(host);
 let app;
 const pay = async (data) => void (await chosen.pay(app, data));
