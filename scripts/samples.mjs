@@ -36,6 +36,8 @@ const dependencies = {
   '@prisma/client': '^7.0.0',
   prisma: '^7.0.0',
   amqplib: '^2.0.0',
+  stripe: '^23.0.0',
+  '@octokit/webhooks': '^14.0.0',
   'drizzle-orm': '^0.45.0',
   nats: '^2.29.0',
   typeorm: '^1.0.0',
