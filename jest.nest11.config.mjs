@@ -25,13 +25,14 @@ export default {
     '^typeorm$': `${compat}/typeorm`,
     '^typeorm/(.*)$': `${compat}/typeorm/$1`,
   },
-  // The message, webhook and scheduled-job suites run their apps as processes of the root install
+  // The message, webhook, scheduled-job and BullMQ suites run their apps as processes of the root install
   // (NestJS 12) whatever the config: on this one they would prove nothing more, twice as long.
   testPathIgnorePatterns: [
     ...base.testPathIgnorePatterns,
     '/test/e2e/messages-',
     '/test/e2e/webhooks.spec',
     '/test/e2e/scheduled-job.spec',
+    '/test/e2e/bullmq-jobs.spec',
   ],
   // NestJS 11 is CommonJS: nothing under node_modules needs compiling (NestJS 12's ESM did).
   transformIgnorePatterns: ['/node_modules/'],

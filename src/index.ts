@@ -64,6 +64,8 @@ export {
 } from './operations/console/key-console.js';
 export type { KeyStorage } from './key/scoped-key.js';
 export { IdempotentMessage } from './messages/idempotent-message.decorator.js';
+export { IdempotentJob } from './jobs/idempotent-job.decorator.js';
+export type { IdempotentJobOptions, JobLike } from './jobs/idempotent-job.options.js';
 export type { IdempotentMessageOptions } from './messages/message-options.js';
 export type { ReceivedMessage } from './messages/received-message.js';
 export type { MessageOutcome, Settlement } from './messages/message-outcome.js';

@@ -1,9 +1,10 @@
-// The brokers the message suites use, found the way PostgreSQL is: its URL when set (RABBITMQ_URL,
-// NATS_URL); else a Testcontainers container when a Docker engine answers (RabbitMQ's module; NATS
-// with JetStream as a generic container: the NATS module sets a user and password); else the
-// machine's default port. Where none answers, the suites that need it are skipped, and the run
-// says so in one line naming the service and how to start it; under CI=true a missing service
-// fails the run instead. Global teardown stops the containers started here.
+// The brokers the message suites use (and Redis, the BullMQ suite's), found the way PostgreSQL
+// is: its URL when set (RABBITMQ_URL, NATS_URL, REDIS_URL); else a Testcontainers container when
+// a Docker engine answers (RabbitMQ's module; NATS with JetStream and Redis as generic containers:
+// the NATS module sets a user and password); else the machine's default port. Where none answers,
+// the suites that need it are skipped, and the run says so in one line naming the service and how
+// to start it; under CI=true a missing service fails the run instead. Global teardown stops the
+// containers started here.
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { Socket } from 'node:net';
@@ -33,6 +34,20 @@ export const SERVICES = {
         .withWaitStrategy(Wait.forLogMessage(/Server is ready/))
         .start();
       return { url: `nats://${started.getHost()}:${started.getMappedPort(4222)}`, stop: () => started.stop() };
+    },
+  },
+  redis: {
+    name: 'Redis',
+    variable: 'REDIS_URL',
+    url: 'redis://127.0.0.1:6379',
+    start: 'redis-server --daemonize yes, or set REDIS_URL',
+    async container() {
+      const { GenericContainer, Wait } = await import('testcontainers');
+      const started = await new GenericContainer('redis:7-alpine')
+        .withExposedPorts(6379)
+        .withWaitStrategy(Wait.forLogMessage(/Ready to accept connections/))
+        .start();
+      return { url: `redis://${started.getHost()}:${started.getMappedPort(6379)}`, stop: () => started.stop() };
     },
   },
 };

@@ -2,7 +2,7 @@
 const MISSING_SERVICES = 'TEST_MISSING_SERVICES';
 
 /** A broker some suites need (test/support/find-services.mjs finds it at global setup). */
-export type Service = 'rabbitmq' | 'nats';
+export type Service = 'rabbitmq' | 'nats' | 'redis';
 
 /** Whether global setup found the service. */
 export function available(service: Service): boolean {

@@ -19,6 +19,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   tools: ['hosts port', 'hosts/pg', 'hosts/typeorm', 'key', 'options'],
   http: ['core', 'hosts port', 'key', 'observe', 'options', 'store'],
   messages: ['core', 'hosts port', 'key', 'observe', 'options', 'store'],
+  jobs: ['core', 'options'],
   bootstrap: ['http', 'messages', 'options'],
   operations: ['core', 'hosts port', 'key', 'observe', 'options', 'store'],
   client: [],
