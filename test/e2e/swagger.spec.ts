@@ -112,6 +112,20 @@ class UndecoratedController {
     return {};
   }
 
+  /** A webhook keyed on another header: the document names that header. */
+  @Post('deliveries')
+  @Idempotent({ keyFrom: { header: 'X-GitHub-Delivery' }, caller: 'github' })
+  deliveries(): object {
+    return {};
+  }
+
+  /** A webhook keyed on a body field: no key header to document (the body's schema is the app's). */
+  @Post('events')
+  @Idempotent({ keyFrom: { body: 'id' }, caller: 'stripe', keyFormat: 'printable-ascii' })
+  events(): object {
+    return {};
+  }
+
   @Post('plain')
   plain(): object {
     return {};
@@ -140,6 +154,20 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(keyHeaders('/automatic/optional')).toEqual([expect.objectContaining({ required: false })]);
       expect(keyHeaders('/automatic/plain')).toEqual([]);
       expect(paths['/automatic/plain'].post.responses['201'].headers).toBeUndefined();
+    });
+
+    it('documents the header a route reads its key from (keyFrom), and none for a key in the body', () => {
+      const headers = (path: string) =>
+        (paths[path].post.parameters ?? []).filter((p: any) => p.in === 'header').map((p: any) => p.name);
+      expect(headers('/automatic/deliveries')).toEqual(['X-GitHub-Delivery']);
+      expect(headers('/automatic/events')).toEqual([]);
+      expect(Object.keys(paths['/automatic/events'].post.responses).sort()).toEqual([
+        '201',
+        '400',
+        '409',
+        '422',
+        '503',
+      ]);
     });
 
     it("lets @ApiIdempotent() override the route's options, documenting the header once", () => {
