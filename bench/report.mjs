@@ -318,6 +318,27 @@ export function printReport(results, host) {
     sweeper.during.p99 && sweeper.alone.p99 ? [sweeper.during.p99 / sweeper.alone.p99] : [],
     null,
   );
+  if (results.jobs) {
+    const { plain, module } = results.jobs;
+    const jobsRow = (label, runs) => {
+      const rates = runs.map((r) => r.jobsPerSecond);
+      return [label, `${fixed(median(rates), 0)} (${fixed(Math.min(...rates), 0)}–${fixed(Math.max(...rates), 0)})`];
+    };
+    line('## BullMQ jobs (Redis, @nestjs/bullmq, concurrency 16)');
+    line();
+    table(
+      ['processor', `jobs/s, a backlog of ${plain[0].backlog}`],
+      [
+        jobsRow('plain: its own transaction', plain),
+        jobsRow('@IdempotentJob(): the key in the same transaction', module),
+      ],
+    );
+    addRatio(
+      '@IdempotentJob() processor / plain processor jobs/s (backlog)',
+      module.map((run, i) => run.jobsPerSecond / plain[i].jobsPerSecond),
+      null,
+    );
+  }
   if (results.consumers) {
     const { plain, module, previous } = results.consumers;
     const consumerRow = (label, runs) => [

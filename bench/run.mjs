@@ -16,6 +16,7 @@ import { startDatabase } from './database.mjs';
 import { nodeBinary } from '../scripts/node-lines.mjs';
 import { killAll, start } from './processes.mjs';
 import { measureConsumers } from './consumers.mjs';
+import { measureJobs } from './jobs.mjs';
 import { machine, printReport } from './report.mjs';
 
 const settings = {
@@ -455,6 +456,9 @@ try {
 
   // 4. The consumer pair on RabbitMQ: the same handler plain and under @IdempotentMessage().
   results.consumers = await measureConsumers(database, { rounds: settings.rounds, execPath, previousDist, log });
+
+  // 5. The BullMQ pair on Redis: the same processor plain and under @IdempotentJob().
+  results.jobs = await measureJobs(database, { rounds: settings.rounds, execPath, log });
 
   const host = await machine(database, execPath);
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ host, results }, null, 1));
