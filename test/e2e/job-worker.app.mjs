@@ -1,6 +1,6 @@
 // A Nest app processing the BullMQ queue QUEUE on Redis (REDIS_URL) exactly once, as a process of
 // its own: a WorkerHost of @nestjs/bullmq whose process() is @IdempotentJob() (in the queue's
-// scope; KEY=data: the key is the job's data.order, else the job's id), writing one
+// scope; the key is the job's id, or with KEY=data its data.order when it has one), writing one
 // payment (data.payer, data.amount) through the host HOST (../support/app-hosts.mjs; default
 // 'drizzle') and returning { paid, pid }. data.holdMs: holds that long after the write;
 // data.fail === 'once': throws after the write on the job's first attempt, 'always': on every
@@ -41,7 +41,12 @@ Processor(env.QUEUE, {
   lockDuration: Number(env.LOCK_MS ?? 2000),
   stalledInterval: Number(env.STALLED_MS ?? 1000),
 })(PaymentsProcessor);
-decorate(PaymentsProcessor, 'process', [IdempotentJob(env.KEY === 'data' ? { key: (job) => job.data.order } : {})], []);
+decorate(
+  PaymentsProcessor,
+  'process',
+  [IdempotentJob(env.KEY === 'data' ? { key: (job) => job.data.order ?? job.id } : {})],
+  [],
+);
 
 class AppModule {}
 Module({
