@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { IdempotencyService } from '../core/idempotency.service.js';
 import type { RunOutcome } from '../core/run-outcome.js';
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import { IdempotencyConfigurationError, IdempotencyError } from '../idempotency.errors.js';
 import { aPositiveInteger, naming } from '../options/checks.js';
 import { executionSettings } from '../options/execution-settings.js';
 import { resolveModuleOptions } from '../options/settings.js';
@@ -11,16 +11,14 @@ import type { IdempotentJobOptions, JobLike } from './idempotent-job.options.js'
 const SERVICE = Symbol('nestjs-pg-idempotency:job-service');
 
 /**
- * BullMQ reads an error's `name`: a `DelayedError` leaves a job that moved itself to the delayed
- * set as it is (no attempt counted); an `UnrecoverableError` fails it without further attempts.
+ * Ends a job's run as BullMQ reads it, by the error's name (not its class): `DelayedError` leaves a
+ * job that moved itself to the delayed set as it is (no attempt counted); `UnrecoverableError`
+ * fails it without further attempts.
  */
-class JobSettlement extends Error {
-  constructor(
-    override readonly name: 'DelayedError' | 'UnrecoverableError',
-    message: string,
-    options?: ErrorOptions,
-  ) {
+class JobSettlement extends IdempotencyError {
+  constructor(settlement: 'DelayedError' | 'UnrecoverableError', message: string, options?: { cause?: unknown }) {
     super(message, options);
+    this.name = settlement;
   }
 }
 
