@@ -7,7 +7,7 @@ import { DatabaseHost } from './hosts/database-host.js';
 import { TypeOrmHost } from './hosts/typeorm/typeorm-host.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { HttpEntry } from './http/http-entry.js';
-import { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
+import { IdempotencyInterceptor } from './bootstrap/idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { IdempotentRoutes } from './http/idempotent-routes.js';
 import type { IdempotencyModuleOptions } from './options/module-options.js';

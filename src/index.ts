@@ -1,6 +1,6 @@
 export { IdempotencyModule } from './idempotency.module.js';
-export { Idempotent } from './http/idempotent.decorator.js';
-export { IdempotencyInterceptor } from './http/idempotency.interceptor.js';
+export { Idempotent } from './bootstrap/idempotent.decorator.js';
+export { IdempotencyInterceptor } from './bootstrap/idempotency.interceptor.js';
 export { type IdempotentCall, type IdempotentCallResult, IdempotencyService } from './core/idempotency.service.js';
 export type { RunOutcome, UnavailableReason } from './core/run-outcome.js';
 export type { ExecutionOptions } from './options/execution-settings.js';

@@ -1,7 +1,7 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Observable } from 'rxjs';
-import { HttpEntry } from './http-entry.js';
+import { HttpEntry } from '../http/http-entry.js';
 
 /**
  * The interceptor `@Idempotent()` applies (and that an app may register globally, as

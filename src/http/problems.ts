@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import { type MalformedKey, refusalText } from '../key/key-header.js';
 
 /** The stable `type` URI of every problem this module answers with (RFC 9457). */
 export enum ProblemType {
@@ -86,26 +87,8 @@ export class IdempotencyProblem extends HttpException {
   }
 }
 
-/**
- * Why a key was refused (400 `key-malformed`), of a key the route names `noun` (`Idempotency-Key`
- * by default; another header's name, or `key in the body field "id"`).
- */
-const MALFORMED_KEY = {
-  'several-headers': (noun: string) => `several ${noun} headers were sent; send one`,
-  'several-values': (noun: string) => `several ${noun} values were sent; send one`,
-  empty: (noun: string) => `the ${noun} header is empty`,
-  'too-long': (noun: string) => `the ${noun} is longer than 255 characters`,
-  'not-a-token': (noun: string) => `the ${noun} must be a single token or an RFC 8941 quoted string`,
-  'bad-escape': (noun: string) => `invalid escape in the quoted ${noun}`,
-  'not-printable': (noun: string) => `the quoted ${noun} holds a character outside printable ASCII`,
-  unterminated: (noun: string) => `the quoted ${noun} has no closing quote`,
-  'not-text': (noun: string) => `the ${noun} must be printable ASCII text or a number`,
-} as const;
-
 /** How a problem names the key of a route that reads it from the `Idempotency-Key` header. */
 export const DEFAULT_KEY_NOUN = 'Idempotency-Key';
-
-export type MalformedKey = keyof typeof MALFORMED_KEY;
 
 const retryAfter = (seconds: number): Record<string, string> => ({ 'Retry-After': String(seconds) });
 
@@ -119,9 +102,9 @@ export const Problems = {
   keyMissing: (format: string, ask = 'send an Idempotency-Key header') =>
     new IdempotencyProblem(ProblemType.KeyMissing, `${ask} (${format}) with this request`),
   keyMalformed: (why: MalformedKey, noun = DEFAULT_KEY_NOUN) =>
-    new IdempotencyProblem(ProblemType.KeyMalformed, MALFORMED_KEY[why](noun)),
+    new IdempotencyProblem(ProblemType.KeyMalformed, refusalText(why, noun, '')),
   keyFormat: (format: string, noun = DEFAULT_KEY_NOUN) =>
-    new IdempotencyProblem(ProblemType.KeyMalformed, `the ${noun} does not have the accepted format (${format})`),
+    new IdempotencyProblem(ProblemType.KeyMalformed, refusalText('format', noun, format)),
   keyInUse: (retryAfterSeconds: number) =>
     new IdempotencyProblem(
       ProblemType.KeyInUse,

@@ -199,11 +199,23 @@ export type IdempotencyMode = 'transactional' | 'lease';
  * - `{ body: 'id' }`: a field of the parsed JSON body, by dotted path (`'data.object.id'`): a
  *   string of printable ASCII, or a finite number;
  * - a function of the request (Express's or Fastify's) returning the key (a string or a finite
- *   number), or `undefined` when the request has none.
+ *   number), or `undefined` when the request has none;
+ * - `{ argument: 'idempotencyKey' }` (GraphQL mutations only): an argument of the mutation, by
+ *   dotted path (`'input.idempotencyKey'`): a string of printable ASCII, or a finite number.
+ * A GraphQL mutation reads its key from a header or from an argument.
  */
-export type KeySource = { header: string } | { body: string } | ((request: any) => string | number | undefined | null);
+export type KeySource =
+  | { header: string }
+  | { body: string }
+  | { argument: string }
+  | ((request: any) => string | number | undefined | null);
 
-/** Options of one `@Idempotent()` route; unset fields take the module's. */
+/**
+ * Options of one `@Idempotent()` route or GraphQL mutation; unset fields take the module's. A
+ * mutation takes `keyFrom` (a header or an argument), `caller`, `required`, `ttl`, `keyFormat`,
+ * `retryAfterSeconds`, `mode`, `lease` and `renewLease`; the options about an HTTP request and
+ * response (`fingerprint`, `storeResponse`, `maxResponseBytes`, `wait`, `redact`) fail its bootstrap.
+ */
 export interface IdempotentRouteOptions {
   /** Where the key is read. Default: the `Idempotency-Key` header. */
   keyFrom?: KeySource;

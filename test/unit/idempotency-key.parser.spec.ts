@@ -1,4 +1,4 @@
-import { parseIdempotencyKey } from '../../src/http/parse/idempotency-key.parser.js';
+import { parseIdempotencyKey } from '../../src/http/parse/key-source.js';
 import { acceptedKeys, type KeyFormat } from '../../src/key/key-format.js';
 import { IdempotencyProblem, ProblemType } from '../../src/http/problems.js';
 

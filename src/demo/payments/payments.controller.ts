@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpException, HttpStatus, Inject, Post, Req, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Idempotent } from '../../http/idempotent.decorator.js';
+import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { BearerAuthGuard, type AuthenticatedRequest } from '../http/bearer-auth.guard.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpException, HttpStatus, Inject, Post, Req, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotentPrisma } from '../../tools/prisma/index.js';
-import { Idempotent } from '../../http/idempotent.decorator.js';
+import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { CreatePaymentDto } from '../payments/create-payment.dto.js';

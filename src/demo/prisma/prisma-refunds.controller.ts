@@ -13,7 +13,7 @@ import {
 } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotentPrisma } from '../../tools/prisma/index.js';
-import { Idempotent } from '../../http/idempotent.decorator.js';
+import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';

@@ -13,7 +13,7 @@ import {
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IdempotentTransactionalAdapterPrisma } from '../../tools/cls/index.js';
-import { Idempotent } from '../../http/idempotent.decorator.js';
+import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { CreatePaymentDto } from '../payments/create-payment.dto.js';

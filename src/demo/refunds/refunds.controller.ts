@@ -10,7 +10,7 @@ import {
   UnprocessableEntityException,
   UseGuards,
 } from '@nestjs/common';
-import { Idempotent } from '../../http/idempotent.decorator.js';
+import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { Payment } from '../payments/payment.entity.js';

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Post, Req, UseGuards } from '@nestjs/common';
-import { Idempotent } from '../../http/idempotent.decorator.js';
+import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { CreatePaymentDto } from '../payments/create-payment.dto.js';
 import type { Payment } from '../payments/payment.entity.js';

@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import { callerProblem, endpointTooLong, MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../../key/key-limits.js';
-import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
+import { callerIdOf } from '../../key/caller-id.js';
 import type { FingerprintOption } from '../../key/fingerprint.js';
 import { Problems } from '../problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/fingerprint.js';
@@ -88,22 +88,6 @@ export function readIdempotentRequest(
       return (fingerprint ??= fingerprintRequest(input, route.fingerprint));
     },
   };
-}
-
-/**
- * The caller id a resolver returned, as text: `''` for nobody (`undefined`, `null`, `''`). Only
- * strings and finite numbers are ids; anything else (an object, `NaN`) would turn into the same
- * text for every caller (`"[object Object]"`, `"NaN"`) and let one caller receive another's
- * replays, so it fails the request (500) before anything runs.
- */
-function callerIdOf(caller: unknown): string {
-  if (caller === undefined || caller === null) return '';
-  if (typeof caller === 'string') return caller;
-  if ((typeof caller === 'number' && Number.isFinite(caller)) || typeof caller === 'bigint') return String(caller);
-  throw new IdempotencyConfigurationError(
-    `the caller resolver returned ${typeof caller === 'number' ? String(caller) : `a ${typeof caller}`}; it must return a string or ` +
-      'a finite number identifying the caller, or undefined for nobody (see the "caller" option)',
-  );
 }
 
 /** What `hasBody` reads of Node's IncomingMessage. */

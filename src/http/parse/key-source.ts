@@ -5,7 +5,7 @@ import { MAX_KEY_LENGTH } from '../../key/key-limits.js';
 import { describe } from '../../options/checks.js';
 import type { KeySource } from '../../options/module-options.js';
 import { Problems } from '../problems.js';
-import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key.parser.js';
+import { IDEMPOTENCY_KEY_HEADER, type KeyHeader, type KeyRefusal, readKeyHeader } from '../../key/key-header.js';
 
 /**
  * A route's key source, checked at bootstrap, with how its problems name the key (`noun`) and what
@@ -51,7 +51,11 @@ export function aKeySource(value: KeySource | undefined): RouteKeySource {
       ask: 'send the idempotency key this operation documents',
     };
   if (typeof value === 'object' && value !== null && Object.keys(value).length === 1) {
-    const { header, body } = value as { header?: unknown; body?: unknown };
+    const { header, body, argument } = value as { header?: unknown; body?: unknown; argument?: unknown };
+    if (argument !== undefined)
+      throw new IdempotencyConfigurationError(
+        'option "keyFrom": { argument } is for GraphQL mutations; an HTTP route reads its key from a header, a body field or a function',
+      );
     if (typeof header === 'string' && HEADER_NAME.test(header)) {
       if (header.toLowerCase() === DEFAULT_SOURCE.lowerName) return DEFAULT_SOURCE;
       return {
@@ -69,6 +73,20 @@ export function aKeySource(value: KeySource | undefined): RouteKeySource {
   }
   throw new IdempotencyConfigurationError(
     `option "keyFrom" must be { header: 'Header-Name' }, { body: 'field.path' } or a function of the request, got ${describe(value)}`,
+  );
+}
+
+/**
+ * Reads the `Idempotency-Key` value (or another key header's: `header`), as `readKeyHeader` does;
+ * a key it refuses is a 400 problem that names the header.
+ */
+export function parseIdempotencyKey(
+  rawHeaders: readonly string[],
+  keys: AcceptedKeys,
+  header: KeyHeader = IDEMPOTENCY_KEY_HEADER,
+): string | undefined {
+  return readKeyHeader(rawHeaders, keys, header, (why: KeyRefusal) =>
+    why === 'format' ? Problems.keyFormat(keys.text, header.name) : Problems.keyMalformed(why, header.name),
   );
 }
 
