@@ -25,12 +25,13 @@ export default {
     '^typeorm$': `${compat}/typeorm`,
     '^typeorm/(.*)$': `${compat}/typeorm/$1`,
   },
-  // The message, webhook, scheduled-job and BullMQ suites run their apps as processes of the root install
+  // The message, webhook, GraphQL, scheduled-job and BullMQ suites run their apps as processes of the root install
   // (NestJS 12) whatever the config: on this one they would prove nothing more, twice as long.
   testPathIgnorePatterns: [
     ...base.testPathIgnorePatterns,
     '/test/e2e/messages-',
     '/test/e2e/webhooks.spec',
+    '/test/e2e/graphql.spec',
     '/test/e2e/scheduled-job.spec',
     '/test/e2e/bullmq-jobs.spec',
   ],

@@ -30,15 +30,16 @@ export class UnreplayableRouteError extends IdempotencyConfigurationError {
 }
 
 /**
- * `@Idempotent()` on a handler that does not answer HTTP requests: a microservice
- * `@MessagePattern()` / `@EventPattern()` handler, or a method of a provider (a GraphQL resolver,
- * a WebSocket gateway, a service), where it would do nothing. Thrown at bootstrap; `handlers`
- * names each one.
+ * `@Idempotent()` on a handler that is neither an HTTP route nor a GraphQL mutation: a microservice
+ * `@MessagePattern()` / `@EventPattern()` handler, a GraphQL query, subscription or field
+ * resolver, or a method of another provider (a WebSocket gateway, a service), where it would do
+ * nothing; or `@IdempotentMessage()` on a handler that is no message pattern. Thrown at bootstrap;
+ * `handlers` names each one.
  */
 export class NotAnHttpRouteError extends IdempotencyConfigurationError {
   constructor(readonly handlers: readonly string[]) {
     super(
-      `@Idempotent() works on HTTP controller routes only, and @IdempotentMessage() on message handlers only; these handlers are neither ` +
+      `@Idempotent() works on HTTP controller routes and GraphQL mutations only, and @IdempotentMessage() on message handlers only; these handlers are neither ` +
         `for the decorator they carry: remove it from them (a @MessagePattern() / @EventPattern() handler takes @IdempotentMessage()):\n` +
         handlers.map((handler) => `  - ${handler}`).join('\n'),
     );

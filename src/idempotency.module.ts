@@ -7,6 +7,8 @@ import { DatabaseHost } from './hosts/database-host.js';
 import { TypeOrmHost } from './hosts/typeorm/typeorm-host.js';
 import { IDEMPOTENCY_SETTINGS } from './idempotency.constants.js';
 import { HttpEntry } from './http/http-entry.js';
+import { GraphqlEntry } from './graphql/graphql-entry.js';
+import { IdempotentMutations } from './graphql/idempotent-mutations.js';
 import { IdempotencyInterceptor } from './bootstrap/idempotency.interceptor.js';
 import { ConfigurableModuleClass, MODULE_OPTIONS_TOKEN, type OPTIONS_TYPE } from './idempotency.module-definition.js';
 import { IdempotentRoutes } from './http/idempotent-routes.js';
@@ -66,6 +68,8 @@ import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.
     IdempotencySweeper,
     IdempotencyTransaction,
     HttpEntry,
+    IdempotentMutations,
+    GraphqlEntry,
     IdempotencyInterceptor,
     IdempotentRoutesExplorer,
     IdempotencyEvents,

@@ -32,6 +32,7 @@ export {
   NotAnHttpRouteError,
   UnreplayableRouteError,
 } from './idempotency.errors.js';
+export { IdempotentMutationError, type MutationErrorCode } from './graphql/mutation-error.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './http/problems.js';
 export type { Duration } from './options/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';

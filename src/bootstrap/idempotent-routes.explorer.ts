@@ -4,6 +4,7 @@ import { IDEMPOTENT_MESSAGE, IDEMPOTENT_ROUTE } from '../idempotency.constants.j
 import { IdempotentMessageHandlers } from '../messages/idempotent-message-handlers.js';
 import { NotAnHttpRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../http/idempotent-routes.js';
+import { IdempotentMutations, resolverTypeOf } from '../graphql/idempotent-mutations.js';
 import { PATH_METADATA, PATTERN_METADATA } from '../http/route-check/nest-route-metadata.js';
 import { unreplayableReason } from '../http/route-check/unreplayable-route.js';
 
@@ -24,6 +25,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
   constructor(
     private readonly routes: IdempotentRoutes,
     private readonly messages: IdempotentMessageHandlers,
+    private readonly mutations: IdempotentMutations,
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
@@ -67,7 +69,11 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
     if (problems.length > 0) throw new UnreplayableRouteError(problems);
   }
 
-  /** The methods of providers (not controllers) that `@Idempotent()` marks, by method or by class. */
+  /**
+   * The methods of providers (not controllers) that `@Idempotent()` marks, by method or by class,
+   * that are no GraphQL mutation. A mutation's settings are resolved here; by class,
+   * `@Idempotent()` covers a resolver's mutations and passes its queries and fields by.
+   */
   private markedProviderMethods(): string[] {
     const marked: string[] = [];
     for (const wrapper of this.discovery.getProviders()) {
@@ -76,11 +82,32 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
       const byClass = this.reflector.get(IDEMPOTENT_ROUTE, type) !== undefined;
       for (const name of this.scanner.getAllMethodNames(type.prototype)) {
         const method = type.prototype[name];
-        if (byClass || (typeof method === 'function' && this.reflector.get(IDEMPOTENT_ROUTE, method) !== undefined)) {
-          marked.push(`${type.name}.${name} (a provider's method: a resolver, a gateway or a service)`);
+        if (typeof method !== 'function') continue;
+        const byMethod = this.reflector.get(IDEMPOTENT_ROUTE, method) !== undefined;
+        if (!byClass && !byMethod) continue;
+        const resolverType = resolverTypeOf(method);
+        if (resolverType === 'Mutation') this.mutations.of(type, method);
+        else if (resolverType !== undefined) {
+          if (byMethod)
+            marked.push(
+              `${type.name}.${name} (a GraphQL ${resolverType === 'Query' || resolverType === 'Subscription' ? resolverType.toLowerCase() : 'field resolver'}: only a mutation changes anything)`,
+            );
+        } else if (!byClass || !isResolverClass(type)) {
+          marked.push(`${type.name}.${name} (a provider's method: a gateway or a service, not a GraphQL mutation)`);
         }
       }
     }
     return marked;
   }
+}
+
+/** Whether `type` holds GraphQL resolver methods (so `@Idempotent()` on it covers its mutations). */
+function isResolverClass(type: Function): boolean {
+  const prototype = type.prototype as Record<string, unknown>;
+  return Object.getOwnPropertyNames(prototype).some(
+    (name) =>
+      typeof prototype[name] === 'function' &&
+      name !== 'constructor' &&
+      resolverTypeOf(prototype[name] as Function) !== undefined,
+  );
 }

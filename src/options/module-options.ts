@@ -205,10 +205,7 @@ export type IdempotencyMode = 'transactional' | 'lease';
  * A GraphQL mutation reads its key from a header or from an argument.
  */
 export type KeySource =
-  | { header: string }
-  | { body: string }
-  | { argument: string }
-  | ((request: any) => string | number | undefined | null);
+  { header: string } | { body: string } | { argument: string } | ((request: any) => string | number | undefined | null);
 
 /**
  * Options of one `@Idempotent()` route or GraphQL mutation; unset fields take the module's. A

@@ -25,7 +25,7 @@ export class HybridController {
   settled(_event: unknown): void {}
 }
 
-/** A provider's method marked @Idempotent(), as on a GraphQL resolver's mutation. */
+/** A provider's method marked @Idempotent() that is no GraphQL mutation (test/e2e/graphql.spec.ts has those). */
 @Injectable()
 export class PaymentsResolver {
   @Idempotent()

@@ -11,7 +11,7 @@ describe('@Idempotent() on a handler that is not an HTTP route fails the bootstr
       'HybridController.settled',
     ],
     [
-      "a provider's method (a GraphQL resolver's mutation)",
+      "a provider's method (a service's: no GraphQL mutation)",
       { providers: [PaymentsResolver] },
       'PaymentsResolver.createPayment',
     ],

@@ -1,7 +1,7 @@
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { fieldAt } from '../../key/fingerprint.js';
 import type { AcceptedKeys } from '../../key/key-format.js';
-import { MAX_KEY_LENGTH } from '../../key/key-limits.js';
+import { keyOfValue } from '../../key/key-value.js';
 import { describe } from '../../options/checks.js';
 import type { KeySource } from '../../options/module-options.js';
 import { Problems } from '../problems.js';
@@ -25,9 +25,6 @@ interface HeaderSource {
   readonly name: string;
   readonly lowerName: string;
 }
-
-/** Printable ASCII, the characters a key holds. */
-const PRINTABLE_ASCII = /^[\x20-\x7e]+$/;
 
 /** An HTTP header name (RFC 9110 §5.1: a token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -85,10 +82,14 @@ export function parseIdempotencyKey(
   keys: AcceptedKeys,
   header: KeyHeader = IDEMPOTENCY_KEY_HEADER,
 ): string | undefined {
-  return readKeyHeader(rawHeaders, keys, header, (why: KeyRefusal) =>
-    why === 'format' ? Problems.keyFormat(keys.text, header.name) : Problems.keyMalformed(why, header.name),
-  );
+  return readKeyHeader(rawHeaders, keys, header, refusal(header.name, keys));
 }
+
+/** The 400 problem that refuses a key the route names `noun`. */
+const refusal =
+  (noun: string, keys: AcceptedKeys) =>
+  (why: KeyRefusal): Error =>
+    why === 'format' ? Problems.keyFormat(keys.text, noun) : Problems.keyMalformed(why, noun);
 
 /**
  * The key of a request from the route's source: `undefined` when the request has none; a 400
@@ -102,10 +103,5 @@ export function readKey(
 ): string | undefined {
   if (source.kind === 'header') return parseIdempotencyKey(rawHeaders, keys, source);
   const value = source.kind === 'body' ? fieldAt(request.body, source.path) : source.read(request);
-  if (value === undefined || value === null || value === '') return undefined;
-  const key = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
-  if (typeof key !== 'string' || !PRINTABLE_ASCII.test(key)) throw Problems.keyMalformed('not-text', source.noun);
-  if (key.length > MAX_KEY_LENGTH) throw Problems.keyMalformed('too-long', source.noun);
-  if (!keys.accepts(key)) throw Problems.keyFormat(keys.text, source.noun);
-  return key;
+  return keyOfValue(value, keys, refusal(source.noun, keys));
 }

@@ -1,0 +1,170 @@
+import { type CallHandler, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { lastValueFrom, type Observable, of } from 'rxjs';
+import { ExactlyOnce, RELEASE_EVERY_FAILURE } from '../core/exactly-once.js';
+import type { RunOutcome } from '../core/run-outcome.js';
+import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
+import { callerIdOf } from '../key/caller-id.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { callerProblem, endpointTooLong, MAX_CALLER_BYTES } from '../key/key-limits.js';
+import { payloadFingerprint } from '../key/payload-fingerprint.js';
+import { scopeKey } from '../key/scoped-key.js';
+import type { IdempotencySettings } from '../options/settings.js';
+import { IdempotentMutations, type MutationSettings } from './idempotent-mutations.js';
+import { IdempotentMutationError } from './mutation-error.js';
+import { readMutationKey } from './mutation-key-source.js';
+
+/** What the entry reads of graphql-js's resolve info. */
+interface ResolveInfo {
+  readonly fieldName: string;
+  readonly parentType: { readonly name: string };
+}
+
+/** What the entry reads of the context both drivers build: the HTTP request, and Fastify's reply (Mercurius). */
+interface GraphqlContext {
+  readonly req?: any;
+  readonly reply?: { header?(name: string, value: string): unknown };
+}
+
+/** How a mutation's endpoint begins: its type and field follow (`GRAPHQL Mutation.createPayment`). */
+const ENDPOINT_PREFIX = 'GRAPHQL ';
+
+/**
+ * The GraphQL entry: an `@Idempotent()` mutation field (Apollo, Mercurius) → `ExactlyOnce.run()`
+ * → the field's value (run here, or the recorded one), or a field error with a stable
+ * `extensions.code`. Each keyed mutation of a document is its own key: scoped by the caller and
+ * the mutation's field, fingerprinted over the field's arguments (a client may change the
+ * selection set). A failure of the resolver frees the key and undoes its writes, and the error
+ * reaches the client as it was thrown.
+ */
+@Injectable()
+export class GraphqlEntry {
+  /** The resolutions this entry runs, so that a second pass of the interceptor through one field (global and by decorator) passes on. */
+  private readonly running = new WeakSet<object>();
+
+  constructor(
+    @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
+    private readonly mutations: IdempotentMutations,
+    private readonly core: ExactlyOnce,
+  ) {}
+
+  async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
+    const mutation = this.mutations.of(context.getClass(), context.getHandler());
+    const [, args, graphqlContext, info] = context.getArgs() as [unknown, unknown, GraphqlContext, ResolveInfo];
+    if (!mutation || !info || this.running.has(info)) return next.handle();
+    const request = this.read(mutation, args, graphqlContext, info, context);
+    if (!request) return next.handle();
+    this.running.add(info);
+    const outcome = await this.core.run(
+      request,
+      mutation,
+      () => lastValueFrom(next.handle(), { defaultValue: null }),
+      RELEASE_EVERY_FAILURE,
+    );
+    return of(this.answer(outcome, mutation, graphqlContext));
+  }
+
+  /** The key's request of a mutation's call; `undefined` when there is no key and none is required. */
+  private read(
+    mutation: MutationSettings,
+    args: unknown,
+    graphqlContext: GraphqlContext,
+    info: ResolveInfo,
+    context: ExecutionContext,
+  ): IdempotentRequest | undefined {
+    const httpRequest = graphqlContext?.req;
+    const key = readMutationKey(mutation.keySource, args, httpRequest, mutation.keys);
+    if (key === undefined) {
+      if (!mutation.required) return undefined;
+      const where =
+        mutation.keySource.kind === 'header'
+          ? `the ${mutation.keySource.name} header`
+          : `the argument "${mutation.keySource.path}"`;
+      throw new IdempotentMutationError(
+        'IDEMPOTENCY_KEY_MISSING',
+        `the mutation ${info.fieldName} needs an idempotency key (${mutation.keys.text}) in ${where}`,
+      );
+    }
+    const caller = callerIdOf(mutation.caller(httpRequest ?? {}, context));
+    if (caller === '' && this.settings.anonymousCallers === 'reject')
+      throw new IdempotentMutationError(
+        'UNAUTHENTICATED',
+        'an idempotency key belongs to a caller, and this request has none',
+      );
+    if (callerProblem(caller) !== undefined)
+      throw new IdempotentMutationError(
+        'UNAUTHENTICATED',
+        `the caller's id is not a string of at most ${MAX_CALLER_BYTES} bytes that PostgreSQL can store`,
+      );
+    const endpoint = `${ENDPOINT_PREFIX}${info.parentType.name}.${info.fieldName}`;
+    if (endpointTooLong(endpoint))
+      throw new IdempotentMutationError('IDEMPOTENCY_KEY_INVALID', 'the mutation’s name is too long for a key');
+    let fingerprint: Buffer | undefined;
+    return {
+      scope: scopeKey(key, caller, endpoint, this.settings.keyStorage),
+      ttlMs: mutation.ttlMs,
+      get fingerprint() {
+        return (fingerprint ??= payloadFingerprint(args ?? {}));
+      },
+    };
+  }
+
+  /** The field's value, or the error it answers with. */
+  private answer(outcome: RunOutcome, mutation: MutationSettings, graphqlContext: GraphqlContext): unknown {
+    switch (outcome.kind) {
+      case 'executed':
+      case 'replayed':
+        return outcome.value;
+      case 'failed':
+        throw outcome.error;
+      case 'mismatch':
+        throw new IdempotentMutationError(
+          'IDEMPOTENCY_KEY_PARAMETER_MISMATCH',
+          'this idempotency key was used with other arguments for this mutation; send a new key for a new operation',
+        );
+      case 'held':
+        throw this.retryLater(
+          'IDEMPOTENCY_CONCURRENT_REQUEST',
+          'a request with this idempotency key is still running this mutation; retry after retryAfterSeconds',
+          outcome.retryAfterSeconds ?? mutation.retryAfterSeconds,
+          graphqlContext,
+        );
+      case 'lease-lost':
+        throw this.retryLater(
+          'IDEMPOTENCY_LEASE_TAKEN_OVER',
+          'the lease on this idempotency key was taken over before the mutation finished; retry to get its outcome',
+          mutation.retryAfterSeconds,
+          graphqlContext,
+        );
+      case 'unavailable':
+        throw this.retryLater(
+          'IDEMPOTENCY_UNAVAILABLE',
+          outcome.reason === 'shutting-down'
+            ? 'the server is shutting down; nothing ran; retry after retryAfterSeconds'
+            : 'the idempotency store is unavailable; nothing ran or was kept; retry after retryAfterSeconds',
+          mutation.retryAfterSeconds,
+          graphqlContext,
+          outcome.error,
+        );
+      case 'failed-before':
+      case 'failure-recorded':
+        // A mutation's failures free its key (RELEASE_EVERY_FAILURE): neither is recorded.
+        throw new IdempotentMutationError('IDEMPOTENCY_UNAVAILABLE', 'the key holds a recorded failure');
+    }
+  }
+
+  /** An error a retry fixes, with `Retry-After` on the HTTP response where the driver gives one. */
+  private retryLater(
+    code: 'IDEMPOTENCY_CONCURRENT_REQUEST' | 'IDEMPOTENCY_LEASE_TAKEN_OVER' | 'IDEMPOTENCY_UNAVAILABLE',
+    message: string,
+    seconds: number,
+    graphqlContext: GraphqlContext,
+    cause?: unknown,
+  ): IdempotentMutationError {
+    const response = graphqlContext?.req?.res;
+    if (typeof graphqlContext?.reply?.header === 'function')
+      graphqlContext.reply.header('Retry-After', String(seconds));
+    else if (response && !response.headersSent && typeof response.setHeader === 'function')
+      response.setHeader('Retry-After', String(seconds));
+    return new IdempotentMutationError(code, message, seconds, cause === undefined ? undefined : { cause });
+  }
+}

@@ -1,0 +1,32 @@
+import { IdempotencyError } from '../idempotency.errors.js';
+
+/** The `extensions.code` of each refusal an `@Idempotent()` mutation answers with. */
+export type MutationErrorCode =
+  /** No key was sent to a mutation that requires one. */
+  | 'IDEMPOTENCY_KEY_MISSING'
+  /** The key is malformed, too long, or outside the accepted format. */
+  | 'IDEMPOTENCY_KEY_INVALID'
+  /** The request has no caller and the module refuses unidentified callers. */
+  | 'UNAUTHENTICATED'
+  /** Another request with the key is running the mutation: retry after `retryAfterSeconds`. */
+  | 'IDEMPOTENCY_CONCURRENT_REQUEST'
+  /** The key was used with other arguments: it is never answered with a result that was for them. */
+  | 'IDEMPOTENCY_KEY_PARAMETER_MISMATCH'
+  /** Lease mode: the lease was taken over before the mutation finished; the newer holder's outcome stands. */
+  | 'IDEMPOTENCY_LEASE_TAKEN_OVER'
+  /** The store is unavailable or the app is shutting down: nothing ran or was kept; retry after `retryAfterSeconds`. */
+  | 'IDEMPOTENCY_UNAVAILABLE';
+
+/**
+ * What an `@Idempotent()` mutation answers instead of running: a GraphQL error of that field
+ * (graphql-js copies `extensions` into the response's error), with a stable `extensions.code`
+ * and, where a retry is the fix, `extensions.retryAfterSeconds`. The rest of the document runs.
+ */
+export class IdempotentMutationError extends IdempotencyError {
+  readonly extensions: { readonly code: MutationErrorCode; readonly retryAfterSeconds?: number };
+
+  constructor(code: MutationErrorCode, message: string, retryAfterSeconds?: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.extensions = retryAfterSeconds === undefined ? { code } : { code, retryAfterSeconds };
+  }
+}
