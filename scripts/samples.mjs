@@ -38,6 +38,8 @@ const dependencies = {
   amqplib: '^2.0.0',
   stripe: '^23.0.0',
   '@nestjs/bullmq': '^12.0.0',
+  '@nestjs/graphql': '^14.0.0',
+  graphql: '^16.11.0',
   bullmq: '^6.0.0',
   ioredis: '^5.9.0',
   '@octokit/webhooks': '^14.0.0',
