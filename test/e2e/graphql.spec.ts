@@ -10,10 +10,17 @@ import { type DemoProcess, startAppProcess, waitFor } from '../support/processes
 
 /** The GraphQL app (schema first; Apollo on Express or Mercurius on Fastify) run as processes. */
 const GRAPHQL_APP = 'test/e2e/graphql.app.mjs';
-/** Each driver on its platform, writing through TypeORM or through the module's node-postgres pool (Drizzle). */
+/**
+ * Each driver on its platform, writing through each host: TypeORM and the module's node-postgres
+ * pool (Drizzle) run every test; the other hosts (cls on TypeORM, Prisma, cls on Prisma) run the
+ * ones about the key's transaction (concurrency, a failure after the write).
+ */
 const SETUPS = [
-  { driver: 'apollo', host: 'typeorm' },
-  { driver: 'mercurius', host: 'drizzle' },
+  { driver: 'apollo', host: 'typeorm', every: true },
+  { driver: 'mercurius', host: 'drizzle', every: true },
+  { driver: 'mercurius', host: 'cls', every: false },
+  { driver: 'apollo', host: 'prisma', every: false },
+  { driver: 'apollo', host: 'cls-prisma', every: false },
 ] as const;
 
 const CREATE_PAYMENT = `mutation Pay($amount: Int!, $holdMs: Int, $fail: Boolean, $kill: Boolean) {
@@ -52,7 +59,7 @@ const codes = (answer: Answer): Array<string | undefined> =>
 
 describe.each(SETUPS)(
   '@Idempotent() GraphQL mutations, $driver driver on the $host host, with processes',
-  ({ driver, host }) => {
+  ({ driver, host, every }) => {
     const apps: DemoProcess[] = [];
     let first: DemoProcess;
     let second: DemoProcess;
@@ -105,67 +112,69 @@ describe.each(SETUPS)(
       ]);
     });
 
-    it('a replay may select other fields (the fingerprint is the arguments); other arguments with the key are IDEMPOTENCY_KEY_PARAMETER_MISMATCH and run nothing', async () => {
-      const [caller, key] = [newCaller(), randomUUID()];
-      const firstAnswer = await pay(first, caller, key, { amount: 22 });
-      expect(firstAnswer.errors).toBeUndefined();
-      const narrower = await graphql(
-        second,
-        'mutation { createPayment(amount: 22) { id } }',
-        {},
-        { 'x-caller': caller, 'idempotency-key': key },
-      );
-      expect(narrower).toMatchObject({ data: { createPayment: { id: firstAnswer.data!.createPayment!.id } } });
-      expect(Object.keys(narrower.data!.createPayment!)).toEqual(['id']);
-      const other = await pay(second, caller, key, { amount: 23 });
-      expect(codes(other)).toEqual(['IDEMPOTENCY_KEY_PARAMETER_MISMATCH']);
-      expect(other.data).toBeNull();
-      expect(await amounts(caller)).toEqual([22]);
-    });
+    if (every) {
+      it('a replay may select other fields (the fingerprint is the arguments); other arguments with the key are IDEMPOTENCY_KEY_PARAMETER_MISMATCH and run nothing', async () => {
+        const [caller, key] = [newCaller(), randomUUID()];
+        const firstAnswer = await pay(first, caller, key, { amount: 22 });
+        expect(firstAnswer.errors).toBeUndefined();
+        const narrower = await graphql(
+          second,
+          'mutation { createPayment(amount: 22) { id } }',
+          {},
+          { 'x-caller': caller, 'idempotency-key': key },
+        );
+        expect(narrower).toMatchObject({ data: { createPayment: { id: firstAnswer.data!.createPayment!.id } } });
+        expect(Object.keys(narrower.data!.createPayment!)).toEqual(['id']);
+        const other = await pay(second, caller, key, { amount: 23 });
+        expect(codes(other)).toEqual(['IDEMPOTENCY_KEY_PARAMETER_MISMATCH']);
+        expect(other.data).toBeNull();
+        expect(await amounts(caller)).toEqual([22]);
+      });
 
-    it("one caller's key is not another's: the same key from another caller runs for that caller", async () => {
-      const [one, two, key] = [newCaller(), newCaller(), randomUUID()];
-      const [a, b] = [await pay(first, one, key, { amount: 24 }), await pay(second, two, key, { amount: 24 })];
-      expect(a.data!.createPayment!.id).not.toBe(b.data!.createPayment!.id);
-      expect([await amounts(one), await amounts(two)]).toEqual([[24], [24]]);
-      expect([(await keyRows(one)).length, (await keyRows(two)).length]).toEqual([1, 1]);
-    });
+      it("one caller's key is not another's: the same key from another caller runs for that caller", async () => {
+        const [one, two, key] = [newCaller(), newCaller(), randomUUID()];
+        const [a, b] = [await pay(first, one, key, { amount: 24 }), await pay(second, two, key, { amount: 24 })];
+        expect(a.data!.createPayment!.id).not.toBe(b.data!.createPayment!.id);
+        expect([await amounts(one), await amounts(two)]).toEqual([[24], [24]]);
+        expect([(await keyRows(one)).length, (await keyRows(two)).length]).toEqual([1, 1]);
+      });
 
-    it('two keyed mutations in one document, sent twice: each runs once (one by the header key, one by its argument key), the second answer equal to the first', async () => {
-      const [caller, payer, key, refundKey] = [newCaller(), newCaller(), randomUUID(), `refund-${randomUUID()}`];
-      const document = `mutation Both($refund: RefundInput!) {
+      it('two keyed mutations in one document, sent twice: each runs once (one by the header key, one by its argument key), the second answer equal to the first', async () => {
+        const [caller, payer, key, refundKey] = [newCaller(), newCaller(), randomUUID(), `refund-${randomUUID()}`];
+        const document = `mutation Both($refund: RefundInput!) {
       createPayment(amount: 25) { id amount }
       refund(input: $refund) { id caller amount }
     }`;
-      const variables = { refund: { key: refundKey, payer, amount: 26 } };
-      const headers = { 'x-caller': caller, 'idempotency-key': key };
-      const once = await graphql(first, document, variables, headers);
-      const twice = await graphql(second, document, variables, headers);
-      expect(once.errors).toBeUndefined();
-      expect(twice).toEqual({ ...once, retryAfter: null });
-      expect([await amounts(caller), await amounts(payer)]).toEqual([[25], [26]]);
-      expect(await sql('SELECT caller, endpoint FROM idempotency_keys WHERE key = $1', [refundKey])).toEqual([
-        { caller: 'refunds', endpoint: 'GRAPHQL Mutation.refund' },
-      ]);
-    });
+        const variables = { refund: { key: refundKey, payer, amount: 26 } };
+        const headers = { 'x-caller': caller, 'idempotency-key': key };
+        const once = await graphql(first, document, variables, headers);
+        const twice = await graphql(second, document, variables, headers);
+        expect(once.errors).toBeUndefined();
+        expect(twice).toEqual({ ...once, retryAfter: null });
+        expect([await amounts(caller), await amounts(payer)]).toEqual([[25], [26]]);
+        expect(await sql('SELECT caller, endpoint FROM idempotency_keys WHERE key = $1', [refundKey])).toEqual([
+          { caller: 'refunds', endpoint: 'GRAPHQL Mutation.refund' },
+        ]);
+      });
 
-    it('no key: IDEMPOTENCY_KEY_MISSING; a malformed key: IDEMPOTENCY_KEY_INVALID; nothing runs or is kept', async () => {
-      const caller = newCaller();
-      const missing = await pay(first, caller, undefined, { amount: 27 });
-      expect(codes(missing)).toEqual(['IDEMPOTENCY_KEY_MISSING']);
-      expect(missing.errors![0].message).toMatch(/Idempotency-Key header/);
-      const malformed = await pay(first, caller, 'not a uuid', { amount: 27 });
-      expect(codes(malformed)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
-      const badArgument = await graphql(
-        second,
-        'mutation { refund(input: { key: "café", payer: "p", amount: 1 }) { id } }',
-        {},
-      );
-      expect(codes(badArgument)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
-      expect(badArgument.errors![0].message).toMatch(/argument "input.key"/);
-      expect(await amounts(caller)).toEqual([]);
-      expect(await keyRows(caller)).toEqual([]);
-    });
+      it('no key: IDEMPOTENCY_KEY_MISSING; a malformed key: IDEMPOTENCY_KEY_INVALID; nothing runs or is kept', async () => {
+        const caller = newCaller();
+        const missing = await pay(first, caller, undefined, { amount: 27 });
+        expect(codes(missing)).toEqual(['IDEMPOTENCY_KEY_MISSING']);
+        expect(missing.errors![0].message).toMatch(/Idempotency-Key header/);
+        const malformed = await pay(first, caller, 'not a uuid', { amount: 27 });
+        expect(codes(malformed)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
+        const badArgument = await graphql(
+          second,
+          'mutation { refund(input: { key: "café", payer: "p", amount: 1 }) { id } }',
+          {},
+        );
+        expect(codes(badArgument)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
+        expect(badArgument.errors![0].message).toMatch(/argument "input.key"/);
+        expect(await amounts(caller)).toEqual([]);
+        expect(await keyRows(caller)).toEqual([]);
+      });
+    }
 
     it('a resolver that writes and then throws: its error reaches the client, its write is undone and its key freed; the retry runs once', async () => {
       const [caller, key] = [newCaller(), randomUUID()];
@@ -178,22 +187,49 @@ describe.each(SETUPS)(
       expect(await amounts(caller)).toEqual([28]);
     });
 
-    it('a process SIGKILLed after the write and before the commit: nothing was kept, and the retry to the other process runs once', async () => {
-      const [caller, key] = [newCaller(), randomUUID()];
-      const doomed = await started();
-      await expect(pay(doomed, caller, key, { amount: 29, kill: true })).rejects.toThrow();
-      expect(await amounts(caller)).toEqual([]);
-      let retried: Answer;
-      for (;;) {
-        retried = await pay(second, caller, key, { amount: 29 });
-        if (!codes(retried).includes('IDEMPOTENCY_CONCURRENT_REQUEST')) break;
-        await sleep(200);
-      }
-      expect(retried.errors).toBeUndefined();
-      expect(await amounts(caller)).toEqual([29]);
-    });
+    if (every)
+      it('a process SIGKILLed after the write and before the commit: nothing was kept, and the retry to the other process runs once', async () => {
+        const [caller, key] = [newCaller(), randomUUID()];
+        const doomed = await started();
+        await expect(pay(doomed, caller, key, { amount: 29, kill: true })).rejects.toThrow();
+        expect(await amounts(caller)).toEqual([]);
+        let retried: Answer;
+        for (;;) {
+          retried = await pay(second, caller, key, { amount: 29 });
+          if (!codes(retried).includes('IDEMPOTENCY_CONCURRENT_REQUEST')) break;
+          await sleep(200);
+        }
+        expect(retried.errors).toBeUndefined();
+        expect(await amounts(caller)).toEqual([29]);
+      });
   },
 );
+
+describe('@Idempotent() GraphQL mutations in lease mode (apollo, typeorm), with processes', () => {
+  const apps: DemoProcess[] = [];
+  afterAll(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.kill().catch(() => undefined)));
+  });
+
+  it('20 concurrent calls with one key over two processes: one payment, under a lease; the retries get the recorded payment', async () => {
+    const env = { DRIVER: 'apollo', HOST: 'typeorm', MUTATION_OPTIONS: JSON.stringify({ mode: 'lease' }) };
+    apps.push(...(await Promise.all([startAppProcess(GRAPHQL_APP, env), startAppProcess(GRAPHQL_APP, env)])));
+    const [caller, key] = [newCaller(), randomUUID()];
+    const headers = { 'x-caller': caller, 'idempotency-key': key };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => graphql(apps[i % 2], CREATE_PAYMENT, { amount: 31, holdMs: 300 }, headers)),
+    );
+    const ids = new Set(answers.filter((answer) => answer.data?.createPayment).map((a) => a.data!.createPayment!.id));
+    expect(ids.size).toBe(1);
+    expect(
+      answers.every((answer) => answer.data?.createPayment || codes(answer)[0] === 'IDEMPOTENCY_CONCURRENT_REQUEST'),
+    ).toBe(true);
+    await waitFor('the key to complete', async () => (await keyRows(caller))[0]?.state === 'completed');
+    const retry = await graphql(apps[1], CREATE_PAYMENT, { amount: 31, holdMs: 300 }, headers);
+    expect(ids.has(retry.data!.createPayment!.id)).toBe(true);
+    expect(await amounts(caller)).toEqual([31]);
+  });
+});
 
 describe('@Idempotent() where a GraphQL resolver cannot take it fails the bootstrap', () => {
   const bootstrap = async (env: Record<string, string>) => {
