@@ -90,24 +90,20 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
         else if (resolverType !== undefined) {
           if (byMethod)
             marked.push(
-              `${type.name}.${name} (a GraphQL ${resolverType === 'Query' || resolverType === 'Subscription' ? resolverType.toLowerCase() : 'field resolver'}: only a mutation changes anything)`,
+              `${type.name}.${name} (a GraphQL ${resolverType === 'Field' ? 'field resolver' : resolverType.toLowerCase()}: only a mutation changes anything)`,
             );
-        } else if (!byClass || !isResolverClass(type)) {
+        } else if (!byClass || !this.isResolverClass(type)) {
           marked.push(`${type.name}.${name} (a provider's method: a gateway or a service, not a GraphQL mutation)`);
         }
       }
     }
     return marked;
   }
-}
 
-/** Whether `type` holds GraphQL resolver methods (so `@Idempotent()` on it covers its mutations). */
-function isResolverClass(type: Function): boolean {
-  const prototype = type.prototype as Record<string, unknown>;
-  return Object.getOwnPropertyNames(prototype).some(
-    (name) =>
-      typeof prototype[name] === 'function' &&
-      name !== 'constructor' &&
-      resolverTypeOf(prototype[name] as Function) !== undefined,
-  );
+  /** Whether `type` holds GraphQL resolver methods (so `@Idempotent()` on it covers its mutations). */
+  private isResolverClass(type: Function): boolean {
+    return this.scanner
+      .getAllMethodNames(type.prototype)
+      .some((name) => resolverTypeOf(type.prototype[name]) !== undefined);
+  }
 }

@@ -12,6 +12,7 @@ import type { IdempotencySettings } from '../options/settings.js';
 import { IdempotentMutations, type MutationSettings } from './idempotent-mutations.js';
 import { IdempotentMutationError } from './mutation-error.js';
 import { readMutationKey } from './mutation-key-source.js';
+import { recordable, revived } from './field-value.js';
 
 /** What the entry reads of graphql-js's resolve info. */
 interface ResolveInfo {
@@ -38,7 +39,11 @@ const ENDPOINT_PREFIX = 'GRAPHQL ';
  */
 @Injectable()
 export class GraphqlEntry {
-  /** The resolutions this entry runs, so that a second pass of the interceptor through one field (global and by decorator) passes on. */
+  /**
+   * The resolutions this entry is running, so that a second pass of the interceptor through one
+   * field while it runs (registered globally and by decorator) passes on; a pass after it ends (an
+   * outer interceptor that subscribes again) is a retry, and goes through the key again.
+   */
   private readonly running = new WeakSet<object>();
 
   constructor(
@@ -51,16 +56,25 @@ export class GraphqlEntry {
     const mutation = this.mutations.of(context.getClass(), context.getHandler());
     const [, args, graphqlContext, info] = context.getArgs() as [unknown, unknown, GraphqlContext, ResolveInfo];
     if (!mutation || !info || this.running.has(info)) return next.handle();
-    const request = this.read(mutation, args, graphqlContext, info, context);
-    if (!request) return next.handle();
     this.running.add(info);
-    const outcome = await this.core.run(
-      request,
-      mutation,
-      () => lastValueFrom(next.handle(), { defaultValue: null }),
-      RELEASE_EVERY_FAILURE,
-    );
-    return of(this.answer(outcome, mutation, graphqlContext));
+    try {
+      const request = this.read(mutation, args, graphqlContext, info, context);
+      if (!request) return next.handle();
+      const outcome = await this.core.run(
+        request,
+        mutation,
+        async () => recordable(await lastValueFrom(next.handle(), { defaultValue: null })),
+        RELEASE_EVERY_FAILURE,
+      );
+      return of(this.answer(outcome, mutation, graphqlContext));
+    } catch (error) {
+      // A refusal is the field's value: graphql-js answers a returned Error as the field's error,
+      // and Nest does not log it as an exception of the app's.
+      if (error instanceof IdempotentMutationError) return of(error);
+      throw error;
+    } finally {
+      this.running.delete(info);
+    }
   }
 
   /** The key's request of a mutation's call; `undefined` when there is no key and none is required. */
@@ -113,7 +127,7 @@ export class GraphqlEntry {
     switch (outcome.kind) {
       case 'executed':
       case 'replayed':
-        return outcome.value;
+        return revived(outcome.value);
       case 'failed':
         throw outcome.error;
       case 'mismatch':

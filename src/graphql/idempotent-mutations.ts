@@ -17,12 +17,18 @@ export interface MutationSettings extends RouteSettings {
 /** The options about an HTTP request and response, which a mutation has no use for. */
 const HTTP_ONLY = ['fingerprint', 'storeResponse', 'maxResponseBytes', 'wait', 'redact'] as const;
 
-/** The metadata key under which `@nestjs/graphql` keeps a resolver method's type (`'Mutation'`, `'Query'`…). */
-export const RESOLVER_TYPE_METADATA = 'graphql:resolver_type';
+/** The metadata keys under which `@nestjs/graphql` marks a resolver method: its root type (`'Mutation'`, `'Query'`…), or a field resolver. */
+const RESOLVER_TYPE_METADATA = 'graphql:resolver_type';
+const RESOLVE_PROPERTY_METADATA = 'graphql:resolve_property';
 
-/** Whether `handler` is a GraphQL resolver method (a mutation, a query, a subscription or a field). */
-export const resolverTypeOf = (handler: Function): string | undefined =>
-  Reflect.getMetadata(RESOLVER_TYPE_METADATA, handler) as string | undefined;
+/**
+ * What kind of GraphQL resolver method `handler` is: `'Mutation'`, `'Query'`, `'Subscription'`,
+ * `'Field'` (a `@ResolveField()`), or `undefined` for none.
+ */
+export function resolverTypeOf(handler: Function): string | undefined {
+  if (Reflect.getMetadata(RESOLVE_PROPERTY_METADATA, handler) === true) return 'Field';
+  return Reflect.getMetadata(RESOLVER_TYPE_METADATA, handler) as string | undefined;
+}
 
 /** The settings of every `@Idempotent()` mutation (by method or by class), resolved once (`HandlerSettings`). */
 @Injectable()

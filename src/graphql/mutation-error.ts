@@ -20,7 +20,9 @@ export type MutationErrorCode =
 /**
  * What an `@Idempotent()` mutation answers instead of running: a GraphQL error of that field
  * (graphql-js copies `extensions` into the response's error), with a stable `extensions.code`
- * and, where a retry is the fix, `extensions.retryAfterSeconds`. The rest of the document runs.
+ * and, where a retry is the fix, `extensions.retryAfterSeconds`. The entry returns it as the
+ * field's value (graphql-js answers a returned Error as the field's error), so Nest does not log
+ * it as an exception of the app's.
  */
 export class IdempotentMutationError extends IdempotencyError {
   readonly extensions: { readonly code: MutationErrorCode; readonly retryAfterSeconds?: number };

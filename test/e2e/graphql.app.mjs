@@ -3,18 +3,31 @@
 // payment per mutation through the host HOST (../support/app-hosts.mjs; default 'typeorm').
 // - createPayment(amount, holdMs, fail): key from the Idempotency-Key header, caller from the
 //   X-Caller header; writes the payment, holds holdMs, throws after the write when fail is set,
-//   SIGKILLs itself after the write when kill is set; answers { id, caller, amount } (a fresh id).
+//   SIGKILLs itself after the write when kill is set; answers { id, caller, amount, createdAt }
+//   (a fresh id, a Date).
 // - refund(input: { key, payer, amount }): key from the argument input.key, caller 'refunds';
 //   writes a payment of the payer.
 // - payments(payer): a query, not keyed.
-// MARK_QUERY=1 also marks the query @Idempotent(), which the module refuses at bootstrap;
+// - Payment.label: a field resolver reading the payment's createdAt (a Date).
+// MARK_QUERY=1 also marks the query @Idempotent(), MARK_FIELD=1 the field resolver, both of which
+// the module refuses at bootstrap;
 // MUTATION_OPTIONS (JSON) adds options to createPayment's.
 // Prints "listening on <url>".
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Args, Context, GraphQLModule, Mutation, Query, Resolver } from '@nestjs/graphql';
+import {
+  Args,
+  Context,
+  GraphQLISODateTime,
+  GraphQLModule,
+  Mutation,
+  Parent,
+  Query,
+  ResolveField,
+  Resolver,
+} from '@nestjs/graphql';
 import { Idempotent } from 'nestjs-pg-idempotency';
 import { hostOf } from '../support/app-hosts.mjs';
 import { decorate } from '../support/decorate.mjs';
@@ -25,10 +38,13 @@ const fastify = env.DRIVER === 'mercurius';
 let app;
 
 const typeDefs = /* GraphQL */ `
+  scalar DateTime
   type Payment {
     id: ID!
     caller: String!
     amount: Int!
+    createdAt: DateTime!
+    label: String!
   }
   input RefundInput {
     key: String!
@@ -51,12 +67,12 @@ class PaymentsResolver {
     if (args.holdMs) await new Promise((resolve) => setTimeout(resolve, args.holdMs));
     if (args.fail) throw new Error('the payment fails after its write');
     if (args.kill) process.kill(process.pid, 'SIGKILL');
-    return { id: randomUUID(), caller, amount: args.amount };
+    return { id: randomUUID(), caller, amount: args.amount, createdAt: new Date() };
   }
 
   async refund(input) {
     await chosen.pay(app, { caller: input.payer, amount: input.amount });
-    return { id: randomUUID(), caller: input.payer, amount: input.amount };
+    return { id: randomUUID(), caller: input.payer, amount: input.amount, createdAt: new Date() };
   }
 
   payments() {
@@ -81,6 +97,17 @@ decorate(
 );
 decorate(PaymentsResolver, 'payments', env.MARK_QUERY === '1' ? [Query(), Idempotent()] : [Query()], [Args('payer')]);
 
+/** The Payment type's field resolver: `label`, from the resolved payment (a Date, on a replay too). */
+class PaymentFieldsResolver {
+  label(payment) {
+    return `${payment.amount} on ${payment.createdAt.toISOString()}`;
+  }
+}
+Resolver('Payment')(PaymentFieldsResolver);
+decorate(PaymentFieldsResolver, 'label', env.MARK_FIELD === '1' ? [ResolveField(), Idempotent()] : [ResolveField()], [
+  Parent(),
+]);
+
 const { driver, adapter } = fastify
   ? {
       driver: (await import('@nestjs/mercurius')).MercuriusDriver,
@@ -90,8 +117,11 @@ const { driver, adapter } = fastify
 
 class AppModule {}
 Module({
-  imports: [...chosen.imports, GraphQLModule.forRoot({ driver, typeDefs })],
-  providers: [PaymentsResolver],
+  imports: [
+    ...chosen.imports,
+    GraphQLModule.forRoot({ driver, typeDefs, resolvers: { DateTime: GraphQLISODateTime } }),
+  ],
+  providers: [PaymentsResolver, PaymentFieldsResolver],
 })(AppModule);
 
 app = await NestFactory.create(AppModule, ...(adapter ? [adapter] : []), { logger: ['error'] });

@@ -24,7 +24,7 @@ const SETUPS = [
 ] as const;
 
 const CREATE_PAYMENT = `mutation Pay($amount: Int!, $holdMs: Int, $fail: Boolean, $kill: Boolean) {
-  createPayment(amount: $amount, holdMs: $holdMs, fail: $fail, kill: $kill) { id caller amount }
+  createPayment(amount: $amount, holdMs: $holdMs, fail: $fail, kill: $kill) { id caller amount createdAt label }
 }`;
 
 interface GraphqlError {
@@ -35,7 +35,10 @@ interface GraphqlError {
 interface Answer {
   status: number;
   retryAfter: string | null;
-  data: Record<string, { id: string; caller: string; amount: number } | null> | null;
+  data: Record<
+    string,
+    { id: string; caller: string; amount: number; createdAt?: string; label?: string } | null
+  > | null;
   errors?: GraphqlError[];
 }
 
@@ -106,6 +109,12 @@ describe.each(SETUPS)(
       );
       expect(retries.map((answer) => answer.errors)).toEqual(retries.map(() => undefined));
       expect(new Set(retries.map((answer) => answer.data!.createPayment!.id))).toEqual(ids);
+      // The replay's value is the recorded one, its Date a Date again (the DateTime scalar and the
+      // field resolver read it): the same bytes as the first answer.
+      expect(retries.map((answer) => answer.data)).toEqual(retries.map(() => ran[0].data));
+      expect(ran[0].data!.createPayment!.label).toBe(`21 on ${ran[0].data!.createPayment!.createdAt}`);
+      // A refusal is the field's error, not an exception of the app's: nothing is logged for it.
+      expect(first.output() + second.output()).not.toMatch(/still running this mutation/);
       expect(await amounts(caller)).toEqual([21]);
       expect(await keyRows(caller)).toEqual([
         { key, endpoint: 'GRAPHQL Mutation.createPayment', state: 'completed', status: expect.any(Number) },
@@ -248,6 +257,11 @@ describe('@Idempotent() where a GraphQL resolver cannot take it fails the bootst
       'on a query',
       { MARK_QUERY: '1' },
       /PaymentsResolver\.payments \(a GraphQL query: only a mutation changes anything\)/,
+    ],
+    [
+      'on a field resolver',
+      { MARK_FIELD: '1' },
+      /PaymentFieldsResolver\.label \(a GraphQL field resolver: only a mutation changes anything\)/,
     ],
     [
       'with an option of HTTP routes',
