@@ -1,0 +1,60 @@
+// The clients of the failover suite: `count` clients, each sending one logical payment after
+// another by the README's client rules (the package's IdempotentClient: one key per operation,
+// the same key on every attempt, backoff with jitter, Retry-After honoured), spread over the app
+// processes. Each operation is its own caller (the demo's bearer token), so the table tells how
+// many times each key's payment was written. Every answer of every attempt is kept.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IdempotentClient } from '../../dist/esm/client/index.js';
+
+/** Runs the clients until `stop` resolves; resolves every operation and every attempt's answer. */
+export async function driveClients({ apps, count = 32, stop }) {
+  const operations = [];
+  const attempts = [];
+  let stopping = false;
+  stop.then(() => (stopping = true));
+  const loop = async (index) => {
+    const app = apps[index % apps.length];
+    while (!stopping) {
+      const operation = { started: Date.now(), attempts: 0 };
+      operations.push(operation);
+      const client = new IdempotentClient({
+        maxAttempts: 200,
+        baseDelayMs: 50,
+        maxDelayMs: 2000,
+        attemptTimeoutMs: 10_000,
+        fetch: async (url, init) => {
+          const at = Date.now();
+          operation.attempts++;
+          try {
+            const response = await fetch(url, init);
+            attempts.push({ at, status: response.status, retryAfter: response.headers.get('retry-after') });
+            return response;
+          } catch (error) {
+            attempts.push({ at, status: 0, error: String(error?.cause?.code ?? error?.message ?? error) });
+            throw error;
+          }
+        },
+      });
+      operation.caller = `fo-${index}-${operations.length}-${Date.now()}`;
+      operation.body = JSON.stringify({ amount: 1000 + (index % 100), currency: 'EUR' });
+      try {
+        const result = await client.fetch(`${app.url}/payments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${operation.caller}`, 'content-type': 'application/json' },
+          body: operation.body,
+        });
+        operation.key = result.key;
+        operation.status = result.response.status;
+        operation.replayed = result.replayed;
+        await result.response.arrayBuffer();
+      } catch (error) {
+        operation.status = 0;
+        operation.error = String(error?.message ?? error);
+      }
+      operation.ended = Date.now();
+      if (operation.status !== 201) await sleep(50);
+    }
+  };
+  await Promise.all(Array.from({ length: count }, (_, index) => loop(index)));
+  return { operations, attempts };
+}

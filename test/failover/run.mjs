@@ -1,0 +1,214 @@
+// `npm run test:failover`: a primary failover under load, with processes. Two PostgreSQL clusters
+// of the machine's PostgreSQL with streaming replication (postgres-pair.mjs), the apps (two demo
+// processes) reaching the primary through a proxy repointed on promotion (tcp-proxy.mjs), and 32
+// clients retrying by the README's rules (clients.mjs). Each scenario reports what the clients
+// saw and what the new primary holds (audit.mjs), and fails on a broken guarantee.
+//   npm run test:failover                    every scenario
+//   npm run test:failover -- synchronous     the named ones
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { startDemoProcess } from '../support/demo-process.cjs';
+import { audit } from './audit.mjs';
+import { driveClients } from './clients.mjs';
+import { postgresBin, startPostgresPair } from './postgres-pair.mjs';
+import { startTcpProxy } from './tcp-proxy.mjs';
+
+/** Seconds of steady load before the failover, and after the new primary takes writes. */
+const STEADY_MS = Number(process.env.FAILOVER_STEADY_MS ?? 3000);
+
+const SCENARIOS = {
+  /** The primary SIGKILLed, the synchronous standby promoted: nothing acknowledged is lost, nothing runs twice. */
+  synchronous: () => failover({ synchronous: true, strict: true }),
+  /**
+   * The same with asynchronous replication and a standby 500 ms behind: what a client can see is
+   * measured (acknowledged payments lost with their keys, run again when retried with their key);
+   * a payment and its key are never apart.
+   */
+  asynchronous: () => failover({ synchronous: false, strict: false, lagMs: 500 }),
+  /** A planned switchover: the primary stopped cleanly, the standby promoted: no loss at all. */
+  switchover: () => failover({ synchronous: false, strict: true, planned: true }),
+  /** The old primary back as a replica, and the proxy pointed at it: every write is a 503 with Retry-After, none is kept there. */
+  'old-primary-as-replica': oldPrimaryAsReplica,
+};
+
+async function withPair(synchronous, body) {
+  const pair = await startPostgresPair({ synchronous });
+  const proxy = await startTcpProxy({ target: pair.primary.port });
+  const databaseUrl = `postgres://postgres@127.0.0.1:${proxy.port}/postgres`;
+  const apps = [];
+  try {
+    return await body({ pair, proxy, databaseUrl, apps });
+  } catch (error) {
+    error.message += `\n${apps.map((app) => app.output().slice(-2000)).join('\n')}\n${pair.logs()}`;
+    throw error;
+  } finally {
+    await Promise.all(apps.map((app) => app.kill().catch(() => undefined)));
+    await proxy.close();
+    await pair.remove();
+  }
+}
+
+async function startApps(databaseUrl, apps, env = {}) {
+  // One at a time: the first runs the demo's migrations.
+  for (let i = 0; i < 2; i++) apps.push(await startDemoProcess({ databaseUrl, env }));
+}
+
+async function failover({ synchronous, strict, planned = false, lagMs = 0, env = {} }) {
+  return withPair(synchronous, async ({ pair, proxy, databaseUrl, apps }) => {
+    await startApps(databaseUrl, apps, env);
+    let stop;
+    const stopped = new Promise((resolve) => (stop = resolve));
+    const driving = driveClients({ apps, count: 32, stop: stopped });
+    await sleep(STEADY_MS);
+    const [oldPrimary, newPrimary] = [pair.primary, pair.standby];
+    let failoverAt = Date.now();
+    if (planned) {
+      proxy.pause();
+      pair.stop(oldPrimary);
+    } else {
+      const drop = lagMs > 0 ? await pair.lag(lagMs) : undefined;
+      failoverAt = Date.now();
+      pair.kill(oldPrimary);
+      drop?.();
+      proxy.pause();
+      await sleep(1000); // the time a health check takes to call the primary dead
+    }
+    await pair.promote(newPrimary);
+    // Alone, a synchronous primary would wait for a standby on every commit: as pg_auto_failover
+    // does, it turns asynchronous until its standby is back.
+    await query(newPrimary.url, `ALTER SYSTEM SET synchronous_standby_names = ''`);
+    await query(newPrimary.url, 'SELECT pg_reload_conf()');
+    proxy.repoint(newPrimary.port);
+    await sleep(STEADY_MS);
+    stop();
+    const seen = await driving;
+    const report = await audit(newPrimary.url, seen, failoverAt);
+    if (report['2xx whose payment is gone'] > 0) Object.assign(report, await retryLost(apps, report.lost));
+    delete report.lost;
+    const broken = [];
+    if (report['payments without keys'] > 0) broken.push('a payment without its key');
+    if (report['keys without payments'] > 0) broken.push('a key without its payment');
+    if ((report.statuses[500] ?? 0) > 0) broken.push('a 500');
+    if (report['503 without Retry-After'] > 0) broken.push('a 503 without Retry-After');
+    if (report['operations never answered 2xx'] > 0) broken.push('an operation that never succeeded');
+    if (report['seconds of unavailability'] === undefined) broken.push('no success after the failover');
+    if (strict && report['keys executed twice'] > 0) broken.push('a key executed twice');
+    if (strict && report['2xx whose payment is gone'] > 0) broken.push('an acknowledged payment lost');
+    if (broken.length > 0) throw new Error(`${broken.join(', ')}: ${JSON.stringify(report)}`);
+    return report;
+  });
+}
+
+async function oldPrimaryAsReplica() {
+  return withPair(true, async ({ pair, proxy, databaseUrl, apps }) => {
+    await startApps(databaseUrl, apps);
+    const [oldPrimary, newPrimary] = [pair.primary, pair.standby];
+    pair.kill(oldPrimary);
+    await pair.promote(newPrimary);
+    await pair.rejoin(oldPrimary);
+    // The proxy still sends writes to the old primary, now a replica (stale routing).
+    proxy.repoint(oldPrimary.port);
+    const answers = [];
+    for (let i = 0; i < 40; i++) {
+      const caller = `fo-replica-${i}-${Date.now()}`;
+      const response = await fetch(`${apps[i % 2].url}/payments`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${caller}`,
+          'content-type': 'application/json',
+          'idempotency-key': crypto.randomUUID(),
+        },
+        body: JSON.stringify({ amount: 1, currency: 'EUR' }),
+      });
+      answers.push({ status: response.status, retryAfter: response.headers.get('retry-after') });
+      await response.arrayBuffer();
+    }
+    const statuses = {};
+    for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+    const [{ n }] = await query(
+      newPrimary.url,
+      `SELECT count(*)::int AS n FROM payments WHERE caller LIKE 'fo-replica-%'`,
+    );
+    const report = { requests: answers.length, statuses, 'payments kept': n };
+    if (answers.some((answer) => answer.status !== 503 || !answer.retryAfter))
+      throw new Error(`a write on the replica was not a 503 with Retry-After: ${JSON.stringify(report)}`);
+    // Pointed back at the primary, the same apps write again without a restart.
+    proxy.repoint(newPrimary.port);
+    let recovered = false;
+    for (let i = 0; i < 100 && !recovered; i++) {
+      const response = await fetch(`${apps[0].url}/payments`, {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer fo-replica-back',
+          'content-type': 'application/json',
+          'idempotency-key': crypto.randomUUID(),
+        },
+        body: JSON.stringify({ amount: 1, currency: 'EUR' }),
+      });
+      recovered = response.status === 201;
+      await response.arrayBuffer();
+      if (!recovered) await sleep(100);
+    }
+    if (!recovered) throw new Error('the apps did not write again once pointed back at the primary');
+    return { ...report, 'writes again on the primary': recovered };
+  });
+}
+
+/**
+ * Sends each lost operation again with its key, to each app: how many run again (201, not a
+ * replay), and how many an app answers from its replay cache (the recorded 201, whose row the
+ * failover lost).
+ */
+async function retryLost(apps, lost) {
+  let ranAgain = 0;
+  let fromCache = 0;
+  for (const [index, operation] of lost.entries()) {
+    const response = await fetch(`${apps[index % apps.length].url}/payments`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${operation.caller}`,
+        'content-type': 'application/json',
+        'idempotency-key': operation.key,
+      },
+      body: operation.body,
+    });
+    if (response.status === 201 && response.headers.get('idempotent-replayed') !== 'true') ranAgain++;
+    else if (response.headers.get('idempotent-replayed') === 'true') fromCache++;
+    await response.arrayBuffer();
+  }
+  return {
+    'lost 2xx run again when retried with their key': ranAgain,
+    'lost 2xx replayed from an instance replay cache': fromCache,
+  };
+}
+
+async function query(url, text) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+if (!postgresBin()) {
+  console.log(
+    'failover: not run: no PostgreSQL binaries on this machine (pg_ctl, initdb, pg_basebackup, pg_rewind; set PG_BIN)',
+  );
+  process.exit(0);
+}
+const only = process.argv.slice(2);
+let failed = 0;
+for (const [name, scenario] of Object.entries(SCENARIOS)) {
+  if (only.length > 0 && !only.includes(name)) continue;
+  const started = Date.now();
+  try {
+    const report = await scenario();
+    console.log(`ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s): ${JSON.stringify(report)}`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL ${name} (${((Date.now() - started) / 1000).toFixed(1)} s): ${error.stack ?? error}`);
+  }
+}
+process.exit(failed === 0 ? 0 : 1);
