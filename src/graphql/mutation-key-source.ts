@@ -3,6 +3,7 @@ import { fieldAt } from '../key/fingerprint.js';
 import type { AcceptedKeys } from '../key/key-format.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
+  isHeaderName,
   type KeyHeader,
   type KeyRefusal,
   readKeyHeader,
@@ -18,9 +19,6 @@ export type MutationKeySource = (
   ({ readonly kind: 'header' } & KeyHeader) | { readonly kind: 'argument'; readonly path: string }
 ) & { readonly noun: string };
 
-/** An HTTP header name (RFC 9110 §5.1: a token). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
 const DEFAULT_SOURCE: MutationKeySource = {
   kind: 'header',
   ...IDEMPOTENCY_KEY_HEADER,
@@ -32,7 +30,7 @@ export function aMutationKeySource(value: KeySource | undefined): MutationKeySou
   if (value === undefined) return DEFAULT_SOURCE;
   if (typeof value === 'object' && value !== null && Object.keys(value).length === 1) {
     const { header, argument } = value as { header?: unknown; argument?: unknown };
-    if (typeof header === 'string' && HEADER_NAME.test(header))
+    if (typeof header === 'string' && isHeaderName(header))
       return { kind: 'header', name: header, lowerName: header.toLowerCase(), noun: header };
     if (typeof argument === 'string' && argument.split('.').every((part) => part !== ''))
       return { kind: 'argument', path: argument, noun: `key in the argument "${argument}"` };

@@ -31,6 +31,12 @@ export function refusalText(why: KeyRefusal, noun: string, format: string): stri
   return why === 'format' ? `the ${noun} does not have the accepted format (${format})` : MALFORMED_KEY[why](noun);
 }
 
+/** An HTTP header name (RFC 9110 §5.1: a token). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Whether `name` can name a header (the `keyFrom: { header }` option of every entry). */
+export const isHeaderName = (name: string): boolean => HEADER_NAME.test(name);
+
 /** The header a key is read from: its name as problems say it, and in lower case. */
 export interface KeyHeader {
   readonly name: string;

@@ -5,7 +5,13 @@ import { keyOfValue } from '../../key/key-value.js';
 import { describe } from '../../options/checks.js';
 import type { KeySource } from '../../options/module-options.js';
 import { Problems } from '../problems.js';
-import { IDEMPOTENCY_KEY_HEADER, type KeyHeader, type KeyRefusal, readKeyHeader } from '../../key/key-header.js';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  isHeaderName,
+  type KeyHeader,
+  type KeyRefusal,
+  readKeyHeader,
+} from '../../key/key-header.js';
 
 /**
  * A route's key source, checked at bootstrap, with how its problems name the key (`noun`) and what
@@ -25,9 +31,6 @@ interface HeaderSource {
   readonly name: string;
   readonly lowerName: string;
 }
-
-/** An HTTP header name (RFC 9110 §5.1: a token). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** The source of a route whose options name none: the `Idempotency-Key` header. */
 const DEFAULT_SOURCE: HeaderSource & RouteKeySource = {
@@ -53,7 +56,7 @@ export function aKeySource(value: KeySource | undefined): RouteKeySource {
       throw new IdempotencyConfigurationError(
         'option "keyFrom": { argument } is for GraphQL mutations; an HTTP route reads its key from a header, a body field or a function',
       );
-    if (typeof header === 'string' && HEADER_NAME.test(header)) {
+    if (typeof header === 'string' && isHeaderName(header)) {
       if (header.toLowerCase() === DEFAULT_SOURCE.lowerName) return DEFAULT_SOURCE;
       return {
         kind: 'header',
