@@ -93,6 +93,8 @@ async function failover({ synchronous, strict, planned = false, lagMs = 0, env =
     if (report['operations never answered 2xx'] > 0) broken.push('an operation that never succeeded');
     if (report['seconds of unavailability'] === undefined) broken.push('no success after the failover');
     if (strict && report['keys executed twice'] > 0) broken.push('a key executed twice');
+    if (report['lost 2xx replayed from an instance replay cache'] > 0)
+      broken.push('a lost outcome replayed from a cache');
     if (strict && report['2xx whose payment is gone'] > 0) broken.push('an acknowledged payment lost');
     if (broken.length > 0) throw new Error(`${broken.join(', ')}: ${JSON.stringify(report)}`);
     return report;

@@ -12,6 +12,7 @@ import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { type LocalHold, ReplayCache } from './replay-cache.js';
+import { DatabaseUnavailableError } from '../../hosts/database-failures.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { ScopedKey } from '../../key/scoped-key.js';
 import type { Refusal, Reservation } from './reservation.js';
@@ -84,7 +85,14 @@ export class KeyReserver {
       if (learned) return learned;
       if (answer.kind === 'unknown') break;
     }
-    return this.inFlight.lead(request, () => this.reserveInDatabase(request, route, entry));
+    return this.inFlight.lead(request, async () => {
+      try {
+        return await this.reserveInDatabase(request, route, entry);
+      } catch (error) {
+        if (connectionLost(error)) this.cache.forgetOutcomes();
+        throw error;
+      }
+    });
   }
 
   private async reserveInDatabase(
@@ -173,4 +181,24 @@ export class KeyReserver {
       },
     };
   }
+}
+
+/** What a lost connection (or a server that now only reads) looks like, the first sign of a failover. */
+const LOST_CONNECTION_STATE = /^(08|57P0)|^25006$/;
+const LOST_CONNECTION_CODE = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'EHOSTUNREACH']);
+
+/**
+ * Whether `error` says the connection to the database was lost or reached a server that now only
+ * reads: the database behind the pool may be another one (a promoted standby), which may lack
+ * outcomes this instance remembers (asynchronous replication). The replay cache then forgets
+ * them, and the next duplicates read the table.
+ */
+function connectionLost(error: unknown): boolean {
+  if (!(error instanceof DatabaseUnavailableError)) return false;
+  if (error.sqlState !== undefined) return LOST_CONNECTION_STATE.test(error.sqlState);
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  return (
+    LOST_CONNECTION_CODE.has(String(cause?.code)) ||
+    /connection terminated|connection ended|server closed the connection/i.test(String(cause?.message ?? ''))
+  );
 }

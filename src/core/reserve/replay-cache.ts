@@ -106,6 +106,12 @@ export class ReplayCache {
     if (entry) this.forget(scope.text, entry);
   }
 
+  /** Drops every remembered outcome (the database may have lost some: a failover). */
+  forgetOutcomes(): void {
+    this.completed.clear();
+    this.bytes = 0;
+  }
+
   private forget(id: string, entry: Completed): void {
     this.completed.delete(id);
     this.bytes -= entry.bytes;
