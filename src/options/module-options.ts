@@ -200,9 +200,8 @@ export type IdempotencyMode = 'transactional' | 'lease';
  *   string of printable ASCII, or a finite number;
  * - a function of the request (Express's or Fastify's) returning the key (a string or a finite
  *   number), or `undefined` when the request has none;
- * - `{ argument: 'idempotencyKey' }` (GraphQL mutations only): an argument of the mutation, by
- *   dotted path (`'input.idempotencyKey'`): a string of printable ASCII, or a finite number.
- * A GraphQL mutation reads its key from a header or from an argument.
+ * - `{ argument: 'input.key' }` (GraphQL mutations only, which read a header or an argument): an
+ *   argument of the mutation by dotted path, a string of printable ASCII or a finite number.
  */
 export type KeySource =
   { header: string } | { body: string } | { argument: string } | ((request: any) => string | number | undefined | null);
