@@ -37,9 +37,13 @@ export class DatabaseTroubleController {
     return payment;
   }
 
-  /** LabController's held-write in lease mode: the payment commits on its own, before the answer. */
+  /**
+   * LabController's held-write in lease mode: the payment commits on its own, before the answer.
+   * The lease is 5 s, so that each of its statements (bounded to a third of it) has time to
+   * answer on a loaded machine.
+   */
   @Post('lease-held-write')
-  @Idempotent({ mode: 'lease', lease: '1s' })
+  @Idempotent({ mode: 'lease', lease: '5s' })
   async leaseHeldWrite(@Req() request: AuthenticatedRequest): Promise<Payment> {
     const payment = await writePayment(this.tx, request);
     await hold(request.user.id);

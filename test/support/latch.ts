@@ -85,6 +85,11 @@ export function entries(name: string): number {
   return latches.get(name)?.entries ?? 0;
 }
 
+/** How many handlers sit in `hold(name)` now, waiting for its release. */
+export function waiting(name: string): number {
+  return latches.get(name)?.holds.length ?? 0;
+}
+
 /** Lets every hold of `name` go on; later holds of it pass at once. */
 export function release(name: string): void {
   const found = latch(name);
