@@ -25,11 +25,15 @@ export function pgbouncerFolder(port) {
   return join(tmpdir(), `nestjs-pg-idempotency-pgbouncer-${port}`);
 }
 
-/** Starts PgBouncer in front of `url`'s server on `port`; resolves the same URL through it. */
+/**
+ * Starts PgBouncer in front of `url`'s server on `port`; resolves the same URL through it.
+ * `settings` adds lines to its `[pgbouncer]` section (`{ server_login_retry: 1 }`).
+ */
 export async function startPgBouncer(
   url,
   port = DEFAULT_PORT,
   poolSize = Number(process.env.PGBOUNCER_POOL_SIZE ?? 5),
+  settings = {},
 ) {
   const binary = which('pgbouncer');
   if (!binary) throw new Error('pgbouncer is not installed (Debian: apt-get install pgbouncer)');
@@ -59,6 +63,7 @@ export async function startPgBouncer(
       'ignore_startup_parameters = extra_float_digits,options,statement_timeout',
       `logfile = ${join(folder, 'pgbouncer.log')}`,
       `pidfile = ${join(folder, 'pgbouncer.pid')}`,
+      ...Object.entries(settings).map(([name, value]) => `${name} = ${value}`),
       '',
     ].join('\n'),
   );
@@ -75,6 +80,20 @@ export async function startPgBouncer(
   through.hostname = '127.0.0.1';
   through.port = String(port);
   return through.href;
+}
+
+/**
+ * Points the PgBouncer on `port` at another server (`targetPort` on the same host) and reloads
+ * it (SIGHUP), as a failover hook does once a standby is promoted.
+ */
+export function repointPgBouncer(port, targetPort) {
+  const folder = pgbouncerFolder(port);
+  const ini = join(folder, 'pgbouncer.ini');
+  writeFileSync(
+    ini,
+    readFileSync(ini, 'utf8').replace(/^\* = host=(\S+) port=\d+$/m, `* = host=$1 port=${targetPort}`),
+  );
+  process.kill(Number(readFileSync(join(folder, 'pgbouncer.pid'), 'utf8').trim()), 'SIGHUP');
 }
 
 /** Stops the PgBouncer on `port`, if one runs, and removes its folder. */

@@ -2,7 +2,37 @@
 // the suite reports per scenario.
 import pg from 'pg';
 
-export async function audit(primaryUrl, { operations, attempts }, failoverAt) {
+/** What the clients saw: requests, statuses, and how long no write succeeded after the failover. */
+export function answersReport({ operations, attempts }, failoverAt) {
+  const firstSuccessAfter = attempts
+    .filter((attempt) => attempt.at >= failoverAt && attempt.status === 201)
+    .map((attempt) => attempt.at)
+    .sort((a, b) => a - b)[0];
+  const statuses = {};
+  for (const attempt of attempts) statuses[attempt.status] = (statuses[attempt.status] ?? 0) + 1;
+  return {
+    operations: operations.length,
+    requests: attempts.length,
+    succeeded: operations.filter((operation) => operation.status === 201).length,
+    statuses,
+    '503 without Retry-After': attempts.filter((attempt) => attempt.status === 503 && !attempt.retryAfter).length,
+    'seconds of unavailability': firstSuccessAfter === undefined ? undefined : (firstSuccessAfter - failoverAt) / 1000,
+    'operations never answered 2xx': operations.filter((operation) => operation.status !== 201).length,
+  };
+}
+
+/** What no scenario may show in the clients' answers. */
+export function brokenAnswers(report) {
+  const broken = [];
+  if ((report.statuses[500] ?? 0) > 0) broken.push('a 500');
+  if (report['503 without Retry-After'] > 0) broken.push('a 503 without Retry-After');
+  if (report['operations never answered 2xx'] > 0) broken.push('an operation that never succeeded');
+  if (report['seconds of unavailability'] === undefined) broken.push('no success after the failover');
+  return broken;
+}
+
+/** The payments scenarios: one payment per operation, its caller the operation's own. */
+export async function audit(primaryUrl, seen, failoverAt) {
   const client = new pg.Client({ connectionString: primaryUrl });
   await client.connect();
   try {
@@ -18,31 +48,17 @@ export async function audit(primaryUrl, { operations, attempts }, failoverAt) {
         )
       ).rows.map((row) => [row.caller, row]),
     );
-    const succeeded = operations.filter((operation) => operation.status === 201);
-    const after = attempts.filter((attempt) => attempt.at >= failoverAt);
-    const firstSuccessAfter = after
-      .filter((attempt) => attempt.status === 201)
-      .map((attempt) => attempt.at)
-      .sort((a, b) => a - b)[0];
-    const statuses = {};
-    for (const attempt of attempts) statuses[attempt.status] = (statuses[attempt.status] ?? 0) + 1;
+    const succeeded = seen.operations.filter((operation) => operation.status === 201);
     const completedKeyCallers = [...keys]
       .filter(([, row]) => row.state === 'completed' && row.status === 201)
       .map(([caller]) => caller);
     return {
-      operations: operations.length,
-      requests: attempts.length,
-      succeeded: succeeded.length,
-      statuses,
-      '503 without Retry-After': attempts.filter((attempt) => attempt.status === 503 && !attempt.retryAfter).length,
-      'seconds of unavailability':
-        firstSuccessAfter === undefined ? undefined : (firstSuccessAfter - failoverAt) / 1000,
+      ...answersReport(seen, failoverAt),
       'keys executed twice': [...payments.values()].filter((n) => n > 1).length,
       'payments without keys': [...payments.keys()].filter((caller) => keys.get(caller)?.state !== 'completed').length,
       'keys without payments': completedKeyCallers.filter((caller) => !payments.has(caller)).length,
       '2xx whose payment is gone': succeeded.filter((operation) => !payments.has(operation.caller)).length,
       lost: succeeded.filter((operation) => !payments.has(operation.caller)),
-      'operations never answered 2xx': operations.length - succeeded.length,
     };
   } finally {
     await client.end();

@@ -2,12 +2,23 @@
 // another by the README's client rules (the package's IdempotentClient: one key per operation,
 // the same key on every attempt, backoff with jitter, Retry-After honoured), spread over the app
 // processes. Each operation is its own caller (the demo's bearer token), so the table tells how
-// many times each key's payment was written. Every answer of every attempt is kept.
+// many times each key's payment was written. Every answer of every attempt is kept. Another
+// operation (lease mode's refunds) is given as `target`: its path, caller and body per client.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotentClient } from '../../dist/esm/client/index.js';
 
-/** Runs the clients until `stop` resolves; resolves every operation and every attempt's answer. */
-export async function driveClients({ apps, count = 32, stop }) {
+/** A new payment per operation, its caller the operation's own. */
+const paymentPerOperation = {
+  path: () => '/payments',
+  caller: (index, n) => `fo-${index}-${n}-${Date.now()}`,
+  body: (index) => JSON.stringify({ amount: 1000 + (index % 100), currency: 'EUR' }),
+};
+
+/**
+ * Runs the clients until `stop` resolves; resolves every operation (its caller, key, final
+ * status and answer's `id`) and every attempt's answer.
+ */
+export async function driveClients({ apps, count = 32, stop, target = paymentPerOperation }) {
   const operations = [];
   const attempts = [];
   let stopping = false;
@@ -35,10 +46,10 @@ export async function driveClients({ apps, count = 32, stop }) {
           }
         },
       });
-      operation.caller = `fo-${index}-${operations.length}-${Date.now()}`;
-      operation.body = JSON.stringify({ amount: 1000 + (index % 100), currency: 'EUR' });
+      operation.caller = target.caller(index, operations.length);
+      operation.body = target.body(index);
       try {
-        const result = await client.fetch(`${app.url}/payments`, {
+        const result = await client.fetch(`${app.url}${target.path(index)}`, {
           method: 'POST',
           headers: { authorization: `Bearer ${operation.caller}`, 'content-type': 'application/json' },
           body: operation.body,
@@ -46,7 +57,8 @@ export async function driveClients({ apps, count = 32, stop }) {
         operation.key = result.key;
         operation.status = result.response.status;
         operation.replayed = result.replayed;
-        await result.response.arrayBuffer();
+        const text = await result.response.text();
+        if (operation.status === 201) operation.id = JSON.parse(text).id;
       } catch (error) {
         operation.status = 0;
         operation.error = String(error?.message ?? error);

@@ -6,15 +6,11 @@
 //   npm run test:failover                    every scenario
 //   npm run test:failover -- synchronous     the named ones
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
-import { startDemoProcess } from '../support/demo-process.cjs';
-import { audit } from './audit.mjs';
+import { audit, brokenAnswers } from './audit.mjs';
 import { driveClients } from './clients.mjs';
-import { postgresBin, startPostgresPair } from './postgres-pair.mjs';
-import { startTcpProxy } from './tcp-proxy.mjs';
-
-/** Seconds of steady load before the failover, and after the new primary takes writes. */
-const STEADY_MS = Number(process.env.FAILOVER_STEADY_MS ?? 3000);
+import { failOver, query, STEADY_MS, startApps, withPair } from './harness.mjs';
+import { leaseFailover } from './lease-scenario.mjs';
+import { postgresBin } from './postgres-pair.mjs';
 
 const SCENARIOS = {
   /** The primary SIGKILLed, the synchronous standby promoted: nothing acknowledged is lost, nothing runs twice. */
@@ -29,76 +25,47 @@ const SCENARIOS = {
   switchover: () => failover({ synchronous: false, strict: true, planned: true }),
   /** The old primary back as a replica, and the proxy pointed at it: every write is a 503 with Retry-After, none is kept there. */
   'old-primary-as-replica': oldPrimaryAsReplica,
+  /**
+   * The synchronous failover with the apps behind PgBouncer (transaction mode), repointed and
+   * reloaded on promotion, its `server_login_retry` at 1 s (its default, 15 s, refuses every
+   * client for 15 s after one failed login to the dead primary).
+   */
+  pgbouncer: () => failover({ synchronous: true, strict: true, pgbouncer: { server_login_retry: 1 } }),
+  /**
+   * Lease mode's refunds (an effect no transaction undoes) across the synchronous failover: the
+   * fencing token keeps every refund single and every recorded outcome its holder's.
+   */
+  lease: leaseFailover,
 };
 
-async function withPair(synchronous, body) {
-  const pair = await startPostgresPair({ synchronous });
-  const proxy = await startTcpProxy({ target: pair.primary.port });
-  const databaseUrl = `postgres://postgres@127.0.0.1:${proxy.port}/postgres`;
-  const apps = [];
-  try {
-    return await body({ pair, proxy, databaseUrl, apps });
-  } catch (error) {
-    error.message += `\n${apps.map((app) => app.output().slice(-2000)).join('\n')}\n${pair.logs()}`;
-    throw error;
-  } finally {
-    await Promise.all(apps.map((app) => app.kill().catch(() => undefined)));
-    await proxy.close();
-    await pair.remove();
-  }
-}
-
-async function startApps(databaseUrl, apps, env = {}) {
-  // One at a time: the first runs the demo's migrations.
-  for (let i = 0; i < 2; i++) apps.push(await startDemoProcess({ databaseUrl, env }));
-}
-
-async function failover({ synchronous, strict, planned = false, lagMs = 0, env = {} }) {
-  return withPair(synchronous, async ({ pair, proxy, databaseUrl, apps }) => {
-    await startApps(databaseUrl, apps, env);
-    let stop;
-    const stopped = new Promise((resolve) => (stop = resolve));
-    const driving = driveClients({ apps, count: 32, stop: stopped });
-    await sleep(STEADY_MS);
-    const [oldPrimary, newPrimary] = [pair.primary, pair.standby];
-    let failoverAt = Date.now();
-    if (planned) {
-      proxy.pause();
-      pair.stop(oldPrimary);
-    } else {
-      const drop = lagMs > 0 ? await pair.lag(lagMs) : undefined;
-      failoverAt = Date.now();
-      pair.kill(oldPrimary);
-      drop?.();
-      proxy.pause();
-      await sleep(1000); // the time a health check takes to call the primary dead
-    }
-    await pair.promote(newPrimary);
-    // Alone, a synchronous primary would wait for a standby on every commit: as pg_auto_failover
-    // does, it turns asynchronous until its standby is back.
-    await query(newPrimary.url, `ALTER SYSTEM SET synchronous_standby_names = ''`);
-    await query(newPrimary.url, 'SELECT pg_reload_conf()');
-    proxy.repoint(newPrimary.port);
-    await sleep(STEADY_MS);
-    stop();
-    const seen = await driving;
-    const report = await audit(newPrimary.url, seen, failoverAt);
-    if (report['2xx whose payment is gone'] > 0) Object.assign(report, await retryLost(apps, report.lost));
-    delete report.lost;
-    const broken = [];
-    if (report['payments without keys'] > 0) broken.push('a payment without its key');
-    if (report['keys without payments'] > 0) broken.push('a key without its payment');
-    if ((report.statuses[500] ?? 0) > 0) broken.push('a 500');
-    if (report['503 without Retry-After'] > 0) broken.push('a 503 without Retry-After');
-    if (report['operations never answered 2xx'] > 0) broken.push('an operation that never succeeded');
-    if (report['seconds of unavailability'] === undefined) broken.push('no success after the failover');
-    if (strict && report['keys executed twice'] > 0) broken.push('a key executed twice');
-    if (report['lost 2xx replayed from an instance replay cache'] > 0)
-      broken.push('a lost outcome replayed from a cache');
-    if (strict && report['2xx whose payment is gone'] > 0) broken.push('an acknowledged payment lost');
-    if (broken.length > 0) throw new Error(`${broken.join(', ')}: ${JSON.stringify(report)}`);
-    return report;
-  });
+async function failover({ synchronous, strict, planned = false, lagMs = 0, env = {}, pgbouncer }) {
+  return withPair(
+    synchronous,
+    async ({ pair, proxy, databaseUrl, apps }) => {
+      await startApps(databaseUrl, apps, env);
+      let stop;
+      const stopped = new Promise((resolve) => (stop = resolve));
+      const driving = driveClients({ apps, count: 32, stop: stopped });
+      await sleep(STEADY_MS);
+      const { failoverAt, newPrimary } = await failOver({ pair, proxy, planned, lagMs });
+      await sleep(STEADY_MS);
+      stop();
+      const seen = await driving;
+      const report = await audit(newPrimary.url, seen, failoverAt);
+      if (report['2xx whose payment is gone'] > 0) Object.assign(report, await retryLost(apps, report.lost));
+      delete report.lost;
+      const broken = brokenAnswers(report);
+      if (report['payments without keys'] > 0) broken.push('a payment without its key');
+      if (report['keys without payments'] > 0) broken.push('a key without its payment');
+      if (strict && report['keys executed twice'] > 0) broken.push('a key executed twice');
+      if (report['lost 2xx replayed from an instance replay cache'] > 0)
+        broken.push('a lost outcome replayed from a cache');
+      if (strict && report['2xx whose payment is gone'] > 0) broken.push('an acknowledged payment lost');
+      if (broken.length > 0) throw new Error(`${broken.join(', ')}: ${JSON.stringify(report)}`);
+      return report;
+    },
+    { pgbouncer },
+  );
 }
 
 async function oldPrimaryAsReplica() {
@@ -182,16 +149,6 @@ async function retryLost(apps, lost) {
     'lost 2xx run again when retried with their key': ranAgain,
     'lost 2xx replayed from an instance replay cache': fromCache,
   };
-}
-
-async function query(url, text) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 if (!postgresBin()) {
