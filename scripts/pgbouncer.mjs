@@ -25,6 +25,11 @@ export function pgbouncerFolder(port) {
   return join(tmpdir(), `nestjs-pg-idempotency-pgbouncer-${port}`);
 }
 
+/** The machine's `pgbouncer`, or `undefined` when it is not installed. */
+export function pgbouncerBinary() {
+  return which('pgbouncer');
+}
+
 /**
  * Starts PgBouncer in front of `url`'s server on `port`; resolves the same URL through it.
  * `settings` adds lines to its `[pgbouncer]` section (`{ server_login_retry: 1 }`).
@@ -35,7 +40,7 @@ export async function startPgBouncer(
   poolSize = Number(process.env.PGBOUNCER_POOL_SIZE ?? 5),
   settings = {},
 ) {
-  const binary = which('pgbouncer');
+  const binary = pgbouncerBinary();
   if (!binary) throw new Error('pgbouncer is not installed (Debian: apt-get install pgbouncer)');
   const target = new URL(url);
   const user = decodeURIComponent(target.username || 'postgres');

@@ -31,6 +31,21 @@ export function brokenAnswers(report) {
   return broken;
 }
 
+/**
+ * What the payments scenarios may not show: a payment apart from its key, a lost outcome replayed
+ * from a cache, and, `strict` (no acknowledged commit may be lost), a key run twice or a 2xx lost.
+ */
+export function brokenPayments(report, { strict }) {
+  const broken = brokenAnswers(report);
+  if (report['payments without keys'] > 0) broken.push('a payment without its key');
+  if (report['keys without payments'] > 0) broken.push('a key without its payment');
+  if (strict && report['keys executed twice'] > 0) broken.push('a key executed twice');
+  if (report['lost 2xx replayed from an instance replay cache'] > 0)
+    broken.push('a lost outcome replayed from a cache');
+  if (strict && report['2xx whose payment is gone'] > 0) broken.push('an acknowledged payment lost');
+  return broken;
+}
+
 /** The payments scenarios: one payment per operation, its caller the operation's own. */
 export async function audit(primaryUrl, seen, failoverAt) {
   const client = new pg.Client({ connectionString: primaryUrl });

@@ -6,7 +6,9 @@
 //   npm run test:failover                    every scenario
 //   npm run test:failover -- synchronous     the named ones
 import { setTimeout as sleep } from 'node:timers/promises';
-import { audit, brokenAnswers } from './audit.mjs';
+import { pgbouncerBinary } from '../../scripts/pgbouncer.mjs';
+import { audit, brokenPayments } from './audit.mjs';
+import { autoFailover } from './auto-failover-scenario.mjs';
 import { driveClients } from './clients.mjs';
 import { failOver, query, STEADY_MS, startApps, withPair } from './harness.mjs';
 import { leaseFailover } from './lease-scenario.mjs';
@@ -30,12 +32,20 @@ const SCENARIOS = {
    * reloaded on promotion, its `server_login_retry` at 1 s (its default, 15 s, refuses every
    * client for 15 s after one failed login to the dead primary).
    */
-  pgbouncer: () => failover({ synchronous: true, strict: true, pgbouncer: { server_login_retry: 1 } }),
+  pgbouncer: () =>
+    pgbouncerBinary()
+      ? failover({ synchronous: true, strict: true, pgbouncer: { server_login_retry: 1 } })
+      : { 'not run': 'pgbouncer is not installed (Debian: apt-get install pgbouncer)' },
   /**
    * Lease mode's refunds (an effect no transaction undoes) across the synchronous failover: the
    * fencing token keeps every refund single and every recorded outcome its holder's.
    */
   lease: leaseFailover,
+  /**
+   * pg_auto_failover's monitor and two nodes: the primary's node SIGKILLed whole, the monitor
+   * promotes the secondary on its own, the router follows it; nothing acknowledged is lost.
+   */
+  pg_auto_failover: autoFailover,
 };
 
 async function failover({ synchronous, strict, planned = false, lagMs = 0, env = {}, pgbouncer }) {
@@ -54,13 +64,7 @@ async function failover({ synchronous, strict, planned = false, lagMs = 0, env =
       const report = await audit(newPrimary.url, seen, failoverAt);
       if (report['2xx whose payment is gone'] > 0) Object.assign(report, await retryLost(apps, report.lost));
       delete report.lost;
-      const broken = brokenAnswers(report);
-      if (report['payments without keys'] > 0) broken.push('a payment without its key');
-      if (report['keys without payments'] > 0) broken.push('a key without its payment');
-      if (strict && report['keys executed twice'] > 0) broken.push('a key executed twice');
-      if (report['lost 2xx replayed from an instance replay cache'] > 0)
-        broken.push('a lost outcome replayed from a cache');
-      if (strict && report['2xx whose payment is gone'] > 0) broken.push('an acknowledged payment lost');
+      const broken = brokenPayments(report, { strict });
       if (broken.length > 0) throw new Error(`${broken.join(', ')}: ${JSON.stringify(report)}`);
       return report;
     },
