@@ -56,7 +56,8 @@ export async function measureConsumers(
     };
     const results = Object.fromEntries(modes.map((mode) => [mode, []]));
     for (let round = 1; round <= rounds; round++) {
-      for (const mode of modes) {
+      // Every other round in the reverse order: no consumer always runs on the fuller table.
+      for (const mode of round % 2 === 0 ? [...modes].reverse() : modes) {
         // Warm-up (not measured), then the backlog, then the paced run.
         const warm = `warm-${mode}-${round}-${randomUUID()}`;
         for (let i = 0; i < 500; i++) publish(mode, warm);
