@@ -106,13 +106,13 @@ export async function startFormation({ ports = [55440, 55441, 55442], monitorSet
     },
     async remove() {
       for (const { child } of services) signalGroup(child.pid, 'SIGTERM');
-      await sleep(500);
+      await whileTrue(() => services.some(({ child }) => signalGroup(child.pid, 0)), 5_000);
       for (const { child } of services) signalGroup(child.pid, 'SIGKILL');
       for (const node of [monitor, ...nodes]) {
         const pid = postmasterPid(node);
         if (pid) signal(pid, 'SIGQUIT');
       }
-      await sleep(200);
+      await whileTrue(() => [monitor, ...nodes].some((node) => postmasterPid(node)), 5_000);
       rmSync(folder, { recursive: true, force: true });
     },
     logs() {
@@ -214,6 +214,11 @@ async function until(condition, what) {
       throw new Error(`pg_auto_failover: ${what} did not happen within ${FORMATION_BOUND_MS / 1000} s`);
     await sleep(200);
   }
+}
+
+/** Polls `condition` every 50 ms while it holds, for at most `ms`. */
+async function whileTrue(condition, ms) {
+  for (const deadline = Date.now() + ms; condition() && Date.now() < deadline;) await sleep(50);
 }
 
 function postmasterPid(node) {

@@ -85,6 +85,19 @@ export async function failOver({ pair, proxy, planned = false, lagMs = 0 }) {
   return { failoverAt, newPrimary };
 }
 
+/** One `POST /payments` to `app` as `caller`: `body` (JSON text) under `key` (a new one by default). */
+export function postPayment(app, caller, { body = JSON.stringify({ amount: 1, currency: 'EUR' }), key } = {}) {
+  return fetch(`${app.url}/payments`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${caller}`,
+      'content-type': 'application/json',
+      'idempotency-key': key ?? crypto.randomUUID(),
+    },
+    body,
+  });
+}
+
 /** The rows `text` selects on the cluster at `url`. */
 export async function query(url, text, params = []) {
   const client = new pg.Client({ connectionString: url });

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answersReport, brokenAnswers } from './audit.mjs';
 import { driveClients } from './clients.mjs';
-import { failOver, query, STEADY_MS, startApps, withPair } from './harness.mjs';
+import { failOver, postPayment, query, STEADY_MS, startApps, withPair } from './harness.mjs';
 
 const CLIENTS = 32;
 
@@ -50,15 +50,7 @@ export async function leaseFailover() {
 }
 
 async function createPayment(app, caller) {
-  const response = await fetch(`${app.url}/payments`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${caller}`,
-      'content-type': 'application/json',
-      'idempotency-key': crypto.randomUUID(),
-    },
-    body: JSON.stringify({ amount: 50_000, currency: 'EUR' }),
-  });
+  const response = await postPayment(app, caller, { body: JSON.stringify({ amount: 50_000, currency: 'EUR' }) });
   if (response.status !== 201) throw new Error(`creating a payment: ${response.status} ${await response.text()}`);
   return (await response.json()).id;
 }

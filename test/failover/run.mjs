@@ -10,7 +10,7 @@ import { pgbouncerBinary } from '../../scripts/pgbouncer.mjs';
 import { audit, brokenPayments } from './audit.mjs';
 import { autoFailover } from './auto-failover-scenario.mjs';
 import { driveClients } from './clients.mjs';
-import { failOver, query, STEADY_MS, startApps, withPair } from './harness.mjs';
+import { failOver, postPayment, query, STEADY_MS, startApps, withPair } from './harness.mjs';
 import { leaseFailover } from './lease-scenario.mjs';
 import { postgresBin } from './postgres-pair.mjs';
 
@@ -84,15 +84,7 @@ async function oldPrimaryAsReplica() {
     const answers = [];
     for (let i = 0; i < 40; i++) {
       const caller = `fo-replica-${i}-${Date.now()}`;
-      const response = await fetch(`${apps[i % 2].url}/payments`, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${caller}`,
-          'content-type': 'application/json',
-          'idempotency-key': crypto.randomUUID(),
-        },
-        body: JSON.stringify({ amount: 1, currency: 'EUR' }),
-      });
+      const response = await postPayment(apps[i % 2], caller);
       answers.push({ status: response.status, retryAfter: response.headers.get('retry-after') });
       await response.arrayBuffer();
     }
@@ -109,15 +101,7 @@ async function oldPrimaryAsReplica() {
     proxy.repoint(newPrimary.port);
     let recovered = false;
     for (let i = 0; i < 100 && !recovered; i++) {
-      const response = await fetch(`${apps[0].url}/payments`, {
-        method: 'POST',
-        headers: {
-          authorization: 'Bearer fo-replica-back',
-          'content-type': 'application/json',
-          'idempotency-key': crypto.randomUUID(),
-        },
-        body: JSON.stringify({ amount: 1, currency: 'EUR' }),
-      });
+      const response = await postPayment(apps[0], 'fo-replica-back');
       recovered = response.status === 201;
       await response.arrayBuffer();
       if (!recovered) await sleep(100);
@@ -136,14 +120,9 @@ async function retryLost(apps, lost) {
   let ranAgain = 0;
   let fromCache = 0;
   for (const [index, operation] of lost.entries()) {
-    const response = await fetch(`${apps[index % apps.length].url}/payments`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${operation.caller}`,
-        'content-type': 'application/json',
-        'idempotency-key': operation.key,
-      },
+    const response = await postPayment(apps[index % apps.length], operation.caller, {
       body: operation.body,
+      key: operation.key,
     });
     if (response.status === 201 && response.headers.get('idempotent-replayed') !== 'true') ranAgain++;
     else if (response.headers.get('idempotent-replayed') === 'true') fromCache++;
