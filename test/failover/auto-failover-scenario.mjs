@@ -5,7 +5,7 @@
 // keeps synchronous while both run, so nothing acknowledged may be lost.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { audit, brokenPayments } from './audit.mjs';
-import { pgAutoctl, startFormation, startFormationRouter } from './auto-failover.mjs';
+import { FormationNotFormedError, pgAutoctl, startFormation, startFormationRouter } from './auto-failover.mjs';
 import { driveClients } from './clients.mjs';
 import { query, STEADY_MS, startApps } from './harness.mjs';
 import { untilWritable } from './postgres-pair.mjs';
@@ -25,11 +25,10 @@ const HEALTH_CHECKS = {
 export async function autoFailover() {
   if (!pgAutoctl())
     return { 'not run': 'pg_autoctl is not installed (Debian: apt-get install postgresql-15-auto-failover)' };
-  const formation = await startFormation({ monitorSettings: HEALTH_CHECKS });
+  const { formation, notFormed } = await formed();
   const apps = [];
   let router;
   try {
-    await formation.start();
     router = await startFormationRouter(formation);
     await startApps(`postgres://postgres@127.0.0.1:${router.port}/postgres`, apps);
     let stop;
@@ -57,6 +56,7 @@ export async function autoFailover() {
     delete report.lost;
     report['seconds until the monitor promoted the secondary'] = promotedAfter;
     report['synchronous_standby_names'] = replication.names;
+    report['formations that did not form first'] = notFormed;
     const broken = brokenPayments(report, { strict: true });
     if (broken.length > 0) throw new Error(`${broken.join(', ')}: ${JSON.stringify(report)}`);
     return report;
@@ -67,6 +67,29 @@ export async function autoFailover() {
     await Promise.all(apps.map((app) => app.kill().catch(() => undefined)));
     await router?.close();
     await formation.remove();
+  }
+}
+
+/**
+ * A formed formation: its primary and its synchronous secondary. A formation whose secondary does
+ * not join in time is removed, its monitor's view printed, and a fresh one started, once: the
+ * scenario's checks all run on a formed one.
+ */
+async function formed() {
+  for (let attempt = 0; ; attempt++) {
+    const formation = await startFormation({ monitorSettings: HEALTH_CHECKS });
+    try {
+      await formation.start();
+      return { formation, notFormed: attempt };
+    } catch (error) {
+      const logs = formation.logs();
+      await formation.remove();
+      if (!(error instanceof FormationNotFormedError) || attempt === 1) {
+        error.message += `\n${logs}`;
+        throw error;
+      }
+      console.log(`pg_auto_failover: a fresh formation: ${error.message}\n${logs.slice(-4000)}`);
+    }
   }
 }
 

@@ -19,6 +19,9 @@ import { startTcpProxy } from './tcp-proxy.mjs';
 const root = process.getuid?.() === 0;
 const FORMATION_BOUND_MS = 120_000;
 
+/** A formation whose nodes did not reach their states in time: nothing of the app was run yet. */
+export class FormationNotFormedError extends Error {}
+
 /** The machine's `pg_autoctl`, or `undefined`. */
 export function pgAutoctl() {
   for (const dir of ['/usr/bin', '/usr/local/bin', postgresBin()].filter(Boolean)) {
@@ -76,14 +79,26 @@ export async function startFormation({ ports = [55440, 55441, 55442], monitorSet
           ...common,
         ]);
         const wanted = index === 0 ? ['single'] : ['primary', 'secondary'];
-        await until(
-          async () => {
-            const states = await formation.states();
-            return wanted.every((state, at) => states[nodes[at].name] === state);
-          },
-          `${node.name} to join (${wanted.join(', ')})`,
-        );
+        try {
+          await until(
+            async () => {
+              const states = await formation.states();
+              return wanted.every((state, at) => states[nodes[at].name] === state);
+            },
+            `${node.name} to join (${wanted.join(', ')})`,
+          );
+        } catch (error) {
+          throw new FormationNotFormedError(`${error.message}; the monitor's nodes: ${await formation.describe()}`);
+        }
       }
+    },
+    /** The monitor's view of each node (states, health, last report, LSN), for a failure's message. */
+    async describe() {
+      const rows = await monitorQuery(
+        `SELECT nodename, reportedstate, goalstate, health, healthchecktime, reporttime, reportedpgisrunning,
+                reportedrepstate, reportedlsn FROM pgautofailover.node ORDER BY nodeid`,
+      );
+      return JSON.stringify(rows);
     },
     /** Each node's state as the monitor reports it. */
     async states() {
