@@ -43,6 +43,11 @@ export class KeyDrain implements OnModuleDestroy {
 
   constructor(@Inject(IDEMPOTENCY_SETTINGS) private readonly settings: DrainSettings) {}
 
+  /** Whether the drain began: every key entering from now on is refused. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
   /** How many keys are in flight in this process. */
   get size(): number {
     return this.inFlight.size;

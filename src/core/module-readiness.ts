@@ -21,6 +21,11 @@ export class ModuleReadiness {
     this.open();
   }
 
+  /** Whether the module is open to keys. */
+  get isReady(): boolean {
+    return this.opened;
+  }
+
   /** `undefined` once ready; until then, a promise that resolves when the module is. */
   whenReady(): Promise<void> | undefined {
     if (this.opened) return undefined;

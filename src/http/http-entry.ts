@@ -94,7 +94,7 @@ export class HttpEntry implements NestInterceptor {
         request[HANDLED] = { kind: 'passing' } satisfies Handling;
         return next.handle();
       }
-      const reservation = await this.reserveTraced(idempotent, route);
+      const reservation = this.rememberedTraced(idempotent, route) ?? (await this.reserveTraced(idempotent, route));
       switch (reservation.kind) {
         case 'held': {
           const recorder = new OutcomeRecorder(this.settings, this.events, route, reservation.hold, this.telemetry);
@@ -121,6 +121,14 @@ export class HttpEntry implements NestInterceptor {
     } catch (error) {
       throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error, route.problemLink) : error;
     }
+  }
+
+  /** What `KeyReserver.remembered()` answers at once, in its own `idempotency.reserve` span. */
+  private rememberedTraced(idempotent: IdempotentRequest, route: RouteSettings): Reservation | undefined {
+    const remembered = this.reserver.remembered(idempotent);
+    if (!remembered) return undefined;
+    this.telemetry.end(this.telemetry.start('reserve', route.handler, route.mode), RESERVED[remembered.kind]);
+    return remembered;
   }
 
   /**

@@ -65,6 +65,17 @@ export class KeyReserver {
     }
   }
 
+  /**
+   * The recorded outcome this instance remembers for the request's key and payload (a replay), or
+   * `mismatch` for another payload, decided at once, without a reservation; `undefined` when only
+   * `reserve()` can decide (nothing remembered, the key held, the module not ready or draining).
+   */
+  remembered(request: IdempotentRequest): Refusal | undefined {
+    if (!this.readiness.isReady || this.drain.isDraining) return undefined;
+    const known = this.cache.lookup(request, performance.now());
+    return known?.kind === 'completed' || known?.kind === 'mismatch' ? known : undefined;
+  }
+
   /** Forgets what this instance remembers of `scope`'s outcome (the key console expired it). */
   evict(scope: ScopedKey): void {
     this.cache.evict(scope);

@@ -24,8 +24,16 @@ export function replayOf(stored: StoredResponse, allowed: ReadonlySet<string>): 
     status: stored.status,
     headers: [...stored.headers, [REPLAYED_HEADER, 'true']],
     body: stored.body,
-    drop: [...allowed],
+    drop: dropped(allowed),
   };
+}
+
+/** The replay headers as the list a replacement drops, computed once per set. */
+const DROPPED = new WeakMap<ReadonlySet<string>, readonly string[]>();
+function dropped(allowed: ReadonlySet<string>): readonly string[] {
+  let names = DROPPED.get(allowed);
+  if (!names) DROPPED.set(allowed, (names = [...allowed]));
+  return names;
 }
 
 /** A problem response sent in place of what the app produced (e.g. when recording failed). */
