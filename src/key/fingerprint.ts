@@ -33,6 +33,11 @@ const NOT_FINITE = '\u0000nestjs-pg-idempotency:number:';
  * JSON.stringify writes it, so fingerprints recorded before stay valid.
  */
 export function canonicalJson(value: unknown): string {
+  return plainJson(value ?? null, 0) ?? replacedJson(value);
+}
+
+/** `canonicalJson` through JSON.stringify's replacer: the definition, for any value. */
+function replacedJson(value: unknown): string {
   return (
     JSON.stringify(value ?? null, (_key, item: unknown) => {
       if (typeof item === 'number') return Number.isFinite(item) ? item : `${NOT_FINITE}${item}`;
@@ -43,6 +48,63 @@ export function canonicalJson(value: unknown): string {
       return sorted;
     }) ?? 'null'
   );
+}
+
+/**
+ * `replacedJson(value)` written directly, for what a JSON body is made of (plain objects and
+ * arrays, strings, numbers, booleans, null, no deeper than `MAX_BODY_DEPTH`); `undefined` for
+ * anything else (a Date, a class instance, a function, a bigint), which `replacedJson` writes.
+ * The rebuilt object's key order is kept: array-index keys first, in numeric order, then the
+ * others sorted.
+ */
+function plainJson(value: unknown, depth: number): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.startsWith(NOT_FINITE) ? `${NOT_FINITE}${value}` : value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : JSON.stringify(`${NOT_FINITE}${value}`);
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  if (value === null) return 'null';
+  if (depth >= MAX_BODY_DEPTH) return undefined;
+  const prototype = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (prototype !== Array.prototype) return undefined;
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const written = item === undefined ? 'null' : plainJson(item, depth + 1);
+      if (written === undefined) return undefined;
+      out += i === 0 ? written : `,${written}`;
+    }
+    return `${out}]`;
+  }
+  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  const names = Object.keys(value);
+  let indexes = 0;
+  while (indexes < names.length && isArrayIndex(names[indexes])) indexes++;
+  const ordered = indexes === 0 ? names.sort() : [...names.slice(0, indexes), ...names.slice(indexes).sort()];
+  let out = '{';
+  let first = true;
+  for (const name of ordered) {
+    const item: unknown = (value as Record<string, unknown>)[name];
+    if (item === undefined) continue;
+    const written = plainJson(item, depth + 1);
+    if (written === undefined) return undefined;
+    out += `${first ? '' : ','}${JSON.stringify(name)}:${written}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/** Whether `name` is an array index (`0` … `4294967294` written canonically), which objects list first. */
+function isArrayIndex(name: string): boolean {
+  return /^(?:0|[1-9][0-9]*)$/.test(name) && Number(name) <= 4_294_967_294;
 }
 
 /** Whether `value` nests objects/arrays deeper than `limit` (checked without recursion). */

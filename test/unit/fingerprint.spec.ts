@@ -49,6 +49,48 @@ describe('fingerprintRequest', () => {
     );
   });
 
+  it('writes what JSON.stringify with the sorting replacer writes, for bodies and for any other value', () => {
+    const NOT_FINITE = '\u0000nestjs-pg-idempotency:number:';
+    // The definition the fingerprints recorded so far were computed with.
+    const reference = (value: unknown): string =>
+      JSON.stringify(value ?? null, (_key, item: unknown) => {
+        if (typeof item === 'number') return Number.isFinite(item) ? item : `${NOT_FINITE}${item}`;
+        if (typeof item === 'string') return item.startsWith(NOT_FINITE) ? `${NOT_FINITE}${item}` : item;
+        if (item === null || typeof item !== 'object' || Array.isArray(item)) return item;
+        const sorted: Record<string, unknown> = Object.create(null);
+        for (const name of Object.keys(item).sort()) sorted[name] = (item as Record<string, unknown>)[name];
+        return sorted;
+      }) ?? 'null';
+    class Money {
+      constructor(readonly amount = 1) {}
+    }
+    const bare = Object.assign(Object.create(null), { z: 1, a: [2] });
+    const values: unknown[] = [
+      JSON.parse('{"b":1,"10":2,"9":3,"a":{"2":0,"1":1,"x":null},"4294967295":4,"4294967294":5,"01":6,"-1":7}'),
+      JSON.parse('{"__proto__":{"x":[1,{"y":"\\ud800"}]},"é":"\\u2028","":0}'),
+      { amount: 1e999, other: -Infinity, nan: Number.NaN, zero: -0, tiny: 5e-324, text: `${NOT_FINITE}1` },
+      [undefined, null, 1, 'a', [[]], {}],
+      { gone: undefined, kept: 1 },
+      { when: new Date(0), money: new Money(), bare, list: [new Money()] },
+      { toJSON: () => ({ replaced: true }) },
+      { nested: { toJSON: () => 'string' } },
+      { f: () => 1, s: Symbol('s'), kept: true },
+      [() => 1, Symbol('s')],
+      new Date(0),
+      'text',
+      NOT_FINITE,
+      42,
+      null,
+      undefined,
+      true,
+      () => 1,
+      Object.assign([1, 2], { extra: 3 }),
+      JSON.parse('['.repeat(130) + '1' + ']'.repeat(130)),
+      { getter: Object.defineProperty({}, 'lazy', { get: () => 'read', enumerable: true }) },
+    ];
+    for (const value of values) expect(canonicalJson(value)).toBe(reference(value));
+  });
+
   it('measures nesting depth without recursion', () => {
     const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
     expect(nestsDeeperThan(deep, 128)).toBe(true);
