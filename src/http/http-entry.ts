@@ -78,8 +78,9 @@ export class HttpEntry implements NestInterceptor {
     // Registered globally (APP_INTERCEPTOR), it meets every route: those without @Idempotent() pass.
     const route = this.routes.of(context.getClass(), context.getHandler());
     if (!route) return next.handle();
-    const request = context.switchToHttp().getRequest();
-    const response = context.switchToHttp().getResponse();
+    // An HTTP context's arguments are the request and the response (what switchToHttp() reads).
+    const request = context.getArgByIndex(0);
+    const response = context.getArgByIndex(1);
     const raw: ServerResponse = response.raw ?? response;
     const handled: Handling | undefined = request[HANDLED];
     if (handled?.kind === 'passing') return next.handle();

@@ -42,7 +42,7 @@ export function readIdempotentRequest(
   settings: CallerRules,
   route: RouteRules,
 ): IdempotentRequest | undefined {
-  const request = context.switchToHttp().getRequest();
+  const request = context.getArgByIndex(0);
   const incoming = request.raw ?? request;
   const bodyUnread = request.body === undefined && hasBody(incoming);
   if (bodyUnread && route.keySource.kind === 'body') throw Problems.bodyNotParsed();
