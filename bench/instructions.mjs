@@ -7,7 +7,9 @@
 // requests. Everything the server process executes is counted: its main thread and V8's helper
 // threads (garbage collection, compilers), not the kernel. PostgreSQL as `npm run bench` chooses
 // it; BENCH_NODE=<line or path> runs the servers on another Node.js (`26`: scripts/node-lines.mjs
-// installs that line).
+// installs that line). BENCH_PREVIOUS_DIST (a `dist` folder of an earlier commit) adds that build's
+// replay path; BENCH_INSTRUCTIONS_ONLY (a regular expression) counts only the scenarios it matches
+// (the first one counted is the one the others are divided by).
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -38,7 +40,21 @@ const scenarios = [
   },
   { name: 'execute path (fresh key per request)', script: 'servers/module.mjs', mode: 'fresh' },
   { name: 'replay path (one key)', script: 'servers/module.mjs', mode: 'fixed' },
-];
+  { name: 'constant-body route (the same Nest stack, no statement)', script: 'servers/constant.mjs', mode: 'none' },
+  ...(process.env.BENCH_PREVIOUS_DIST
+    ? [
+        {
+          name: 'replay path, the previous build',
+          script: 'servers/module.mjs',
+          env: { MODULE_DIST: process.env.BENCH_PREVIOUS_DIST },
+          mode: 'fixed',
+        },
+      ]
+    : []),
+].filter(
+  (scenario) =>
+    !process.env.BENCH_INSTRUCTIONS_ONLY || new RegExp(process.env.BENCH_INSTRUCTIONS_ONLY).test(scenario.name),
+);
 
 try {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
@@ -106,7 +122,7 @@ async function count(scenario, load) {
   await server.kill();
   const totals = /^totals: (\d+)/m.exec(readFileSync(out, 'utf8'));
   if (!totals) throw new Error(`${scenario.name}: callgrind wrote no totals`);
-  log(`${scenario.name}: ${(Number(totals[1]) / measured.responses / 1e6).toFixed(2)} M instructions per request`);
+  log(`${scenario.name}: ${(Number(totals[1]) / measured.responses / 1e6).toFixed(3)} M instructions per request`);
   return { scenario, instructions: Number(totals[1]), responses: measured.responses, answered: measured.ok };
 }
 
@@ -117,7 +133,7 @@ function print(results) {
   for (const { scenario, instructions, responses, answered } of results) {
     const perRequest = instructions / responses;
     console.log(
-      `| ${scenario.name} | ${(perRequest / 1e6).toFixed(2)} M | ${(baseline / perRequest).toFixed(2)}× | ${responses} (${answered}) |`,
+      `| ${scenario.name} | ${(perRequest / 1e6).toFixed(3)} M | ${(baseline / perRequest).toFixed(2)}× | ${responses} (${answered}) |`,
     );
   }
   console.log(

@@ -12,6 +12,9 @@ const TARGETS = {
   stormOverControl: 1.3, // steady p99 during the storm / during the control storm (at most): what a duplicate costs beyond receiving it
   clsOverTypeOrm: 0.9, // execute path on @nestjs-cls/transactional / execute path on TypeORM, at concurrency 32
   prismaOverTypeOrm: 1, // the module's ratio to its baseline on Prisma over the same on TypeORM (the cost no larger on Prisma)
+  replayCpuOverConstant: 1.5, // server CPU per replay / per answer of the constant-body route (at most)
+  executeLatencyAlone: 1.3, // execute-path p50 / baseline p50 at concurrency 1 (at most)
+  sealedOverClear: 0.9, // execute path sealed / in clear req/s, concurrency 32
 };
 
 export async function machine(database, serverNode = process.execPath) {
@@ -66,6 +69,14 @@ export function summarize(runs) {
   };
 }
 
+/** `run` with its server's CPU per response it finished (ms), when measured. */
+function withCpuPerResponse(run) {
+  return {
+    ...run,
+    cpuPerResponse: run.cpu && run.server.responses ? (run.cpu.server * 1000) / run.server.responses : 0,
+  };
+}
+
 export function printReport(results, host) {
   const { settings } = results;
   const out = [];
@@ -79,7 +90,7 @@ export function printReport(results, host) {
 
   const byConcurrency = (runs, c) => summarize(runs.filter((r) => r.connections === c));
   const t = {};
-  const scenarios = ['baseline', 'keyInsert', 'keyReservation', 'execute', 'replay'];
+  const scenarios = ['baseline', 'keyInsert', 'keyReservation', 'execute', 'replay', 'constant'];
   for (const scenario of scenarios) {
     for (const c of [1, 32]) t[`${scenario}${c}`] = byConcurrency(results.throughput[scenario], c);
   }
@@ -145,6 +156,7 @@ export function printReport(results, host) {
     keyReservation: "baseline + the key's statements, no module",
     execute: 'execute path: fresh key',
     replay: 'replay path: one key',
+    constant: 'constant-body route: the same Nest stack, no module, no statement',
     executeCls: 'execute path on @nestjs-cls/transactional (DEMO_TX=cls)',
     drizzleBaseline: 'Drizzle baseline: plain db.transaction()',
     executeDrizzle: 'execute path on Drizzle (pool, no TypeORM)',
@@ -230,6 +242,26 @@ export function printReport(results, host) {
     );
   }
   addRatio(
+    'execute path / baseline p50 latency, concurrency 1',
+    perRound(atConcurrency('execute', 1), atConcurrency('baseline', 1), 'p50'),
+    TARGETS.executeLatencyAlone,
+    true,
+  );
+  if (results.throughput.constant?.length) {
+    for (const c of [1, 32]) {
+      addRatio(
+        `replay path / constant-body route server CPU per response, concurrency ${c}`,
+        perRound(
+          atConcurrency('replay', c).map(withCpuPerResponse),
+          atConcurrency('constant', c).map(withCpuPerResponse),
+          'cpuPerResponse',
+        ),
+        TARGETS.replayCpuOverConstant,
+        true,
+      );
+    }
+  }
+  addRatio(
     "baseline + the key row's INSERT only (no module) / baseline req/s, concurrency 32",
     perRound(atConcurrency('keyInsert', 32), atConcurrency('baseline', 32), 'rps'),
     null,
@@ -275,7 +307,7 @@ export function printReport(results, host) {
       addRatio(
         'execute path, sealed / execute path in clear req/s, concurrency 32',
         perRound(atConcurrency('executeSealed', 32), atConcurrency('execute', 32), 'rps'),
-        null,
+        TARGETS.sealedOverClear,
       );
       addRatio(
         'replay path from the table, sealed / in clear req/s, concurrency 1',

@@ -76,6 +76,7 @@ try {
     moduleUncached,
     moduleSealedUncached,
     modulePrevious,
+    constant,
   ] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', {
@@ -135,6 +136,7 @@ try {
           execPath,
         })
       : undefined,
+    start('servers/constant.mjs', { name: 'constant-body server', env: serverEnv, execPath }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -180,6 +182,7 @@ try {
       replaySealedUncached: [],
       executePrevious: [],
       replayPrevious: [],
+      constant: [],
     },
     storm: { alone: [], during: [], control: [] },
     sweeper: {},
@@ -204,7 +207,7 @@ try {
     modulePrevious,
   ].filter(Boolean))
     await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
-  for (const plain of [drizzleBaseline, prismaBaseline])
+  for (const plain of [drizzleBaseline, prismaBaseline, constant])
     await load.call('run', { ...jitWarmup, url: url(plain), mode: 'none', token: `bench-${run}-jit-warmup` });
   const warmupReplay = { token: `bench-${run}-jit-warmup`, key: randomUUID() };
   await load.call('prime', { url: url(module), ...warmupReplay });
@@ -263,6 +266,13 @@ try {
           connections,
           mode: 'fixed',
           ...replayKeys.get(connections),
+        }),
+      );
+      results.throughput.constant.push(
+        await measure(`round ${round}: constant-body route`, constant, {
+          connections,
+          mode: 'none',
+          token: `bench-${run}-constant-${tag}`,
         }),
       );
     }
