@@ -8,7 +8,7 @@
 // threads (garbage collection, compilers), not the kernel. PostgreSQL as `npm run bench` chooses
 // it; BENCH_NODE=<line or path> runs the servers on another Node.js (`26`: scripts/node-lines.mjs
 // installs that line). BENCH_PREVIOUS_DIST (a `dist` folder of an earlier commit) adds that build's
-// replay path; BENCH_INSTRUCTIONS_ONLY (a regular expression) counts only the scenarios it matches
+// execute and replay paths; BENCH_INSTRUCTIONS_ONLY (a regular expression) counts only the scenarios it matches
 // (the first one counted is the one the others are divided by).
 import 'reflect-metadata';
 import { execFileSync } from 'node:child_process';
@@ -41,8 +41,20 @@ const scenarios = [
   { name: 'execute path (fresh key per request)', script: 'servers/module.mjs', mode: 'fresh' },
   { name: 'replay path (one key)', script: 'servers/module.mjs', mode: 'fixed' },
   { name: 'constant-body route (the same Nest stack, no statement)', script: 'servers/constant.mjs', mode: 'none' },
+  {
+    name: 'constant-body route behind a pass-through interceptor',
+    script: 'servers/constant.mjs',
+    env: { CONSTANT_INTERCEPTOR: 'pass' },
+    mode: 'none',
+  },
   ...(process.env.BENCH_PREVIOUS_DIST
     ? [
+        {
+          name: 'execute path, the previous build',
+          script: 'servers/module.mjs',
+          env: { MODULE_DIST: process.env.BENCH_PREVIOUS_DIST },
+          mode: 'fresh',
+        },
         {
           name: 'replay path, the previous build',
           script: 'servers/module.mjs',

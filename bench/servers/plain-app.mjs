@@ -16,8 +16,11 @@ import { Payment } from '../../dist/esm/demo/payments/payment.entity.js';
 import { DEMO_TABLES } from '../../dist/esm/demo/demo-tables.js';
 import { Refund } from '../../dist/esm/demo/refunds/refund.entity.js';
 
-/** Serves the app; `create(dataSource, dto, request)` answers POST /payments with a payment. */
-export async function servePlainApp(databaseUrl, create) {
+/**
+ * Serves the app; `create(dataSource, dto, request)` answers POST /payments with a payment;
+ * `configure(app)`, when given, runs before it listens.
+ */
+export async function servePlainApp(databaseUrl, create, { configure } = {}) {
   class PlainPaymentsController {
     constructor(dataSource) {
       this.dataSource = dataSource;
@@ -58,6 +61,7 @@ export async function servePlainApp(databaseUrl, create) {
   const app = await NestFactory.create(PlainModule, { logger: ['error'] });
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }));
   app.useGlobalFilters(new ProblemDetailsFilter());
+  configure?.(app);
   await serve(app);
 }
 
