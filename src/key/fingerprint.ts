@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { types } from 'node:util';
 
 /**
  * How a route fingerprints its requests:
@@ -53,7 +54,8 @@ function replacedJson(value: unknown): string {
 /**
  * `replacedJson(value)` written directly, for what a JSON body is made of (plain objects and
  * arrays, strings, numbers, booleans, null, no deeper than `MAX_BODY_DEPTH`); `undefined` for
- * anything else (a Date, a class instance, a function, a bigint), which `replacedJson` writes.
+ * anything else (a Date, a class instance, a function, a bigint, an object or array with a
+ * `toJSON` method, a proxy), which `replacedJson` writes.
  * The rebuilt object's key order is kept: array-index keys first, in numeric order, then the
  * others sorted.
  */
@@ -71,7 +73,10 @@ function plainJson(value: unknown, depth: number): string | undefined {
       return undefined;
   }
   if (value === null) return 'null';
-  if (depth >= MAX_BODY_DEPTH) return undefined;
+  // JSON.stringify calls a `toJSON` found anywhere on the value (inherited, not enumerable, an
+  // array's); a proxy may list its keys in any order.
+  if (depth >= MAX_BODY_DEPTH || isProxy(value) || typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return undefined;
   const prototype = Object.getPrototypeOf(value);
   if (Array.isArray(value)) {
     if (prototype !== Array.prototype) return undefined;
@@ -101,6 +106,8 @@ function plainJson(value: unknown, depth: number): string | undefined {
   }
   return `${out}}`;
 }
+
+const { isProxy } = types;
 
 /** Whether `name` is an array index (`0` … `4294967294` written canonically), which objects list first. */
 function isArrayIndex(name: string): boolean {

@@ -87,6 +87,11 @@ describe('fingerprintRequest', () => {
       Object.assign([1, 2], { extra: 3 }),
       JSON.parse('['.repeat(130) + '1' + ']'.repeat(130)),
       { getter: Object.defineProperty({}, 'lazy', { get: () => 'read', enumerable: true }) },
+      Object.assign([1, 2], { toJSON: () => 'array' }),
+      { hidden: Object.defineProperty({ a: 1 }, 'toJSON', { value: () => 'hidden', enumerable: false }) },
+      new Proxy({ a: 1 }, { get: (target, name) => (name === 'toJSON' ? () => 'proxied' : Reflect.get(target, name)) }),
+      new Proxy({ '10': 1, '9': 2, b: 3 } as object, { ownKeys: () => ['b', '10', '9'] }),
+      Object.create({ toJSON: () => 'inherited' }, { a: { value: 1, enumerable: true } }),
     ];
     for (const value of values) expect(canonicalJson(value)).toBe(reference(value));
   });
