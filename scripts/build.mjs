@@ -87,4 +87,12 @@ writeFileSync(
     '-- src/store/migrations/digest-idempotency-keys.schema.ts by `npm run build`; safe to re-run; one-way.\n\n' +
     digest.DIGEST_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
+const outbox = await import(pathToFileURL('dist/esm/store/migrations/idempotency-outbox.schema.js').href);
+writeFileSync(
+  'migrations/1796515200000-create-idempotency-outbox.sql',
+  '-- nestjs-pg-idempotency: the idempotency_outbox table (docs/outbox.md), for apps that stage\n' +
+    "-- messages in the key's transaction. Generated from\n" +
+    '-- src/store/migrations/idempotency-outbox.schema.ts by `npm run build`; safe to re-run.\n\n' +
+    outbox.CREATE_IDEMPOTENCY_OUTBOX.map((statement) => `${statement};\n`).join('\n'),
+);
 writeFileSync(STAMP, inputs);

@@ -34,6 +34,8 @@ import { IdempotentRoutesExplorer } from './bootstrap/idempotent-routes.explorer
 import { IdempotencySweeper } from './operations/sweeper/idempotency.sweeper.js';
 import { KeyPartitions } from './operations/sweeper/key-partitions.js';
 import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.js';
+import { IdempotencyOutbox } from './outbox/idempotency-outbox.js';
+import { OutboxRelay } from './outbox/outbox-relay.js';
 
 /**
  * Exactly-once POST/PATCH over PostgreSQL. Import it once, after `TypeOrmModule.forRoot()`:
@@ -84,11 +86,15 @@ import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.
     RetryAfterEstimate,
     IdempotencyKeyConsole,
     IdempotencyTelemetry,
+    OutboxRelay,
+    IdempotencyOutbox,
   ],
   // What apps inject, and what the module's own integrations (tools/, terminus) inject: the
   // interceptors reach the entries through ModuleRef, so nothing else need leave the module.
   exports: [
     IdempotencyService,
+    IdempotencyOutbox,
+    OutboxRelay,
     IdempotencyTransaction,
     IdempotentMessages,
     IdempotencyEvents,

@@ -48,6 +48,8 @@ export { CreatePartitionedIdempotencyKeys1795996800000 } from './store/migration
 export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './store/migrations/idempotency-keys-partitioned.schema.js';
 export { DigestIdempotencyKeys1796169600000 } from './store/migrations/digest-idempotency-keys.migration.js';
 export { DIGEST_IDEMPOTENCY_KEYS } from './store/migrations/digest-idempotency-keys.schema.js';
+export { CreateIdempotencyOutbox1796515200000 } from './store/migrations/create-idempotency-outbox.migration.js';
+export { CREATE_IDEMPOTENCY_OUTBOX, DROP_IDEMPOTENCY_OUTBOX } from './store/migrations/idempotency-outbox.schema.js';
 export {
   IdempotencyResealer,
   type ResealOptions,
@@ -74,3 +76,12 @@ export { settlementOf } from './messages/message-outcome.js';
 export { type ConsumedMessage, type ConsumeOptions, IdempotentMessages } from './messages/idempotent-messages.js';
 export type { MessageDelivery } from './messages/transports/message-delivery.js';
 export { type AmqpChannel, type AmqpMessage, ATTEMPT_HEADER, rmqDelivery } from './messages/transports/rmq-delivery.js';
+export { IdempotencyOutbox, type OutboxMessageToStage, OutboxStagingError } from './outbox/idempotency-outbox.js';
+export { OutboxRelay, type RelayRound } from './outbox/outbox-relay.js';
+export type { OutboxMessage, OutboxOptions, OutboxPublisher } from './options/outbox-options.js';
+export {
+  type AmqpConfirmChannel,
+  rabbitMqPublisher,
+  type RabbitMqPublisherOptions,
+} from './outbox/publishers/rabbitmq-publisher.js';
+export { jetStreamPublisher, type JetStreamPublishing } from './outbox/publishers/jetstream-publisher.js';

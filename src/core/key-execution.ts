@@ -7,11 +7,12 @@ import type { ScopedKey } from '../key/scoped-key.js';
  * transaction is open, its database handle. Code the work left running (a timer, a deferred job)
  * outlives the transaction: once that ended it finds no handle here, and the tools their default.
  */
-export function keyExecution(scope: ScopedKey, hold: Pick<KeyHold, 'handle'>): IdempotentExecution {
+export function keyExecution(scope: ScopedKey, hold: Pick<KeyHold, 'handle' | 'addEffect'>): IdempotentExecution {
   return {
     scope,
     get handle() {
       return hold.handle;
     },
+    withOutcome: hold.addEffect,
   };
 }

@@ -46,12 +46,12 @@ export interface KeyTransaction<Handle = unknown> {
   /** The handler's database handle (a TypeORM `EntityManager`), until the connection went back. */
   readonly handle: Handle | undefined;
   /**
-   * Runs `statement` and commits, in one round trip where the host allows; with
+   * Runs `statements`, in order, and commits, in one round trip where the host allows; with
    * `rollbackHandler`, rolls the handler's writes back to its savepoint first (what ran before
-   * the savepoint stays). Returns the statement's row count. On failure the transaction is
+   * the savepoint stays). Returns the last statement's row count. On failure the transaction is
    * rolled back (the connection destroyed if that fails too) and the error thrown.
    */
-  commitWith(statement: Statement, rollbackHandler: boolean): Promise<number>;
+  commitWith(statements: readonly Statement[], rollbackHandler: boolean): Promise<number>;
   /**
    * Runs `statement` in the transaction before the handler runs, and sets the handler's savepoint
    * again after it, so that rolling the handler's writes back keeps what it did.
@@ -125,7 +125,7 @@ export interface TakenSavepoint {
  * of the other build (CommonJS beside the app's ESM, or the other way round) resolves the host of
  * the module the app imported. The suffix is the port's shape: a release that changes it changes it.
  */
-export const DatabaseHost = Symbol.for('nestjs-pg-idempotency.database-host.v1');
+export const DatabaseHost = Symbol.for('nestjs-pg-idempotency.database-host.v2');
 
 export interface DatabaseHost<Handle = unknown> {
   /**

@@ -1,11 +1,27 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ScopedKey } from '../key/scoped-key.js';
+import type { Statement } from './database-host.js';
+
+/**
+ * A write that commits with the key's outcome, in its transaction, or never: `statement()` is
+ * asked for at the commit (it may cover everything staged until then); `committed()` is told once
+ * the commit succeeded.
+ */
+export interface CommittedEffect {
+  statement(): Statement;
+  committed(): void;
+}
 
 /** What the code an idempotent handler runs can reach: its key and, in transactional mode, its transaction. */
 export interface IdempotentExecution {
   scope: ScopedKey;
   /** The key transaction's database handle (a TypeORM EntityManager); absent in lease mode. */
   readonly handle?: unknown;
+  /**
+   * Adds a write that commits with the key's outcome, in the key's transaction (the outbox's
+   * staged messages): not written when the work fails or the key is freed. Absent in lease mode.
+   */
+  readonly withOutcome?: (effect: CommittedEffect) => void;
 }
 
 /**
@@ -14,7 +30,7 @@ export interface IdempotentExecution {
  * sees the key's transaction the other opened. The suffix is the shape of `IdempotentExecution`:
  * a release that changes the shape changes the suffix.
  */
-const CONTEXT_KEY = Symbol.for('nestjs-pg-idempotency.execution-context.v2');
+const CONTEXT_KEY = Symbol.for('nestjs-pg-idempotency.execution-context.v3');
 
 type ContextHolder = { [CONTEXT_KEY]?: AsyncLocalStorage<IdempotentExecution> };
 

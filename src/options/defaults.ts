@@ -71,7 +71,7 @@ export const MODULE_DEFAULTS = {
   drainTimeout: '10s',
   openTelemetry: true,
 } as const satisfies Required<
-  Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation'>
+  Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation' | 'outbox'>
 >;
 
 /** The defaults of the route options that do not fall back to a module option. */

@@ -1,3 +1,4 @@
+import type { OutboxOptions } from './outbox-options.js';
 import type { ExecutionContext } from '@nestjs/common';
 import type { FingerprintOption } from '../key/fingerprint.js';
 import type { KeyFormat } from '../key/key-format.js';
@@ -181,6 +182,11 @@ export interface IdempotencyModuleOptions {
   openTelemetry?: boolean;
   /** What the key table stores: keys in clear or as digests, outcomes in clear or sealed. Default: in clear. */
   storage?: StorageOptions;
+  /**
+   * The outbox (docs/outbox.md): messages keyed work stages with `IdempotencyOutbox.stage()` are
+   * written in the key's transaction and published after its commit. Default: none.
+   */
+  outbox?: OutboxOptions;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
 import type { Redaction } from '../store/redaction.js';
 import { type AcceptedKeys, acceptedKeys, type KeyFormat } from '../key/key-format.js';
 import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
+import { type OutboxSettings, outboxSettings } from './outbox-options.js';
 import {
   aBoolean,
   aCaller,
@@ -80,6 +81,8 @@ export interface IdempotencySettings {
   openTelemetry: boolean;
   /** How outcomes are stored: in clear, or sealed (`storage.encryption`). */
   outcomes: StoredOutcomes;
+  /** The outbox, when the app configured one. */
+  outbox?: OutboxSettings;
 }
 
 /** The settings of one route: the module's, overridden by the route's, resolved once at bootstrap. */
@@ -128,7 +131,7 @@ export function resolveRouteOptions(
   );
 }
 
-type Undefaulted = 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation';
+type Undefaulted = 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation' | 'outbox';
 type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, Undefaulted>> &
   Pick<IdempotencyModuleOptions, Undefaulted>;
 
@@ -168,6 +171,7 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     ...aStorage(options.storage),
     drainTimeoutMs: milliseconds(options.drainTimeout, 'drainTimeout', { maxMs: MAX_TIMER_MS }),
     openTelemetry: aBoolean(options.openTelemetry, 'openTelemetry'),
+    outbox: outboxSettings(options.outbox),
     metrics: options.metrics === false ? false : { prefix: '', ...defined(options.metrics) },
     replayCache: cache && {
       maxEntries: aPositiveInteger(cache.maxEntries, 'replayCache.maxEntries'),

@@ -74,7 +74,7 @@ describe.each(['auto', 'public-api'] as const)(
         Buffer.from('{}'),
         60_000,
       ];
-      expect(await transaction.commitWith([RECORD_OUTCOME, params], false)).toBe(1);
+      expect(await transaction.commitWith([[RECORD_OUTCOME, params]], false)).toBe(1);
       expect(await dataSource.query('SELECT status FROM idempotency_keys WHERE key = $1', [key])).toEqual([
         { status: 201 },
       ]);
@@ -94,7 +94,7 @@ describe.each(['auto', 'public-api'] as const)(
         expect(await manager.query('SHOW transaction_isolation')).toEqual([
           { transaction_isolation: 'read committed' },
         ]);
-        expect(await transaction.commitWith(lookup('k3'), false)).toBe(0);
+        expect(await transaction.commitWith([lookup('k3')], false)).toBe(0);
         expect(manager.queryRunner?.isTransactionActive).toBe(false);
       } finally {
         await dataSource.query('RESET default_transaction_isolation');
@@ -124,7 +124,7 @@ describe.each(['auto', 'public-api'] as const)(
         Buffer.from('{}'),
         60_000,
       ];
-      await expect(transaction.commitWith([RECORD_OUTCOME, params], false)).rejects.toThrow(/division by zero/);
+      await expect(transaction.commitWith([[RECORD_OUTCOME, params]], false)).rejects.toThrow(/division by zero/);
       expect(
         await dataSource.query('SELECT key, fingerprint FROM idempotency_keys WHERE key LIKE $1 ORDER BY key', [
           `${key}%`,

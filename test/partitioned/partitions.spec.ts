@@ -220,7 +220,7 @@ describe('the key table partitioned by expiry', () => {
             [caller],
           );
           const params = ['standing', caller, 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 20_000];
-          await expect(transaction.commitWith([record, params], false)).rejects.toThrow(/division by zero/);
+          await expect(transaction.commitWith([[record, params]], false)).rejects.toThrow(/division by zero/);
           expect(await keyRows(caller)).toEqual([
             expect.objectContaining({ key: 'standing', state: 'completed', status: 201 }),
           ]);

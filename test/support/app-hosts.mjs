@@ -17,15 +17,15 @@ import { DataSource } from 'typeorm';
 
 const env = process.env;
 
-/** The host's modules, and its one write of a payment (`app`: the Nest app, once created). */
-export async function hostOf(name) {
+/** The host's modules (the module with `moduleOptions` too), and its one write of a payment (`app`: the Nest app, once created). */
+export async function hostOf(name, moduleOptions = {}) {
   if (name === 'typeorm' || name === 'cls') {
     const dataSource = await new DataSource({ type: 'postgres', url: env.DATABASE_URL, poolSize: 10 }).initialize();
     const insert = (query, data) =>
       query('INSERT INTO payments (caller, amount, currency) VALUES ($1, $2, $3)', [data.caller, data.amount, 'EUR']);
     if (name === 'typeorm') {
       return {
-        imports: [IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 })],
+        imports: [IdempotencyModule.forRoot({ dataSource, sweepInterval: 0, ...moduleOptions })],
         pay: (app, data) => insert((...args) => app.get(IdempotencyTransaction).manager.query(...args), data),
       };
     }
@@ -40,7 +40,7 @@ export async function hostOf(name) {
       imports: [
         DataSourceModule,
         ClsModule.forRoot({ global: true, plugins: [plugin] }),
-        IdempotencyModule.forRoot({ dataSource, sweepInterval: 0 }),
+        IdempotencyModule.forRoot({ dataSource, sweepInterval: 0, ...moduleOptions }),
       ],
       pay: (app, data) => {
         const txHost = app.get(TransactionHost);
@@ -54,7 +54,7 @@ export async function hostOf(name) {
     const payment = (data) => ({ data: { caller: data.caller, amount: data.amount, currency: 'EUR' } });
     const prisma = [
       IdempotentPrismaModule.forRoot((adapter) => new PrismaClient({ adapter })),
-      IdempotencyModule.forRoot({ pool, sweepInterval: 0 }),
+      IdempotencyModule.forRoot({ pool, sweepInterval: 0, ...moduleOptions }),
     ];
     if (name === 'prisma')
       return { imports: prisma, pay: (app, data) => app.get(IdempotentPrisma).client.payment.create(payment(data)) };
@@ -71,7 +71,7 @@ export async function hostOf(name) {
   }
   const db = new IdempotentDrizzle(drizzle({ client: pool }));
   return {
-    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0 })],
+    imports: [IdempotencyModule.forRoot({ pool, sweepInterval: 0, ...moduleOptions })],
     pay: (_app, data) =>
       db.db.execute(
         sql`INSERT INTO payments (caller, amount, currency) VALUES (${data.caller}, ${data.amount}, 'EUR')`,

@@ -33,8 +33,11 @@ export default async function globalSetup() {
 
 async function migrate(url) {
   const { DataSource } = await import('typeorm');
-  const { CreateIdempotencyKeys1795996800000, CreatePartitionedIdempotencyKeys1795996800000 } =
-    await import('../../dist/esm//index.js');
+  const {
+    CreateIdempotencyKeys1795996800000,
+    CreatePartitionedIdempotencyKeys1795996800000,
+    CreateIdempotencyOutbox1796515200000,
+  } = await import('../../dist/esm//index.js');
   // npm run test:partitioned: the suites on the key table partitioned by expiry, in a database of their own.
   const keyTable =
     process.env.IDEMPOTENCY_KEY_TABLE === 'partitioned'
@@ -44,7 +47,7 @@ async function migrate(url) {
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [keyTable, ...DEMO_TABLES],
+    migrations: [keyTable, CreateIdempotencyOutbox1796515200000, ...DEMO_TABLES],
   });
   await dataSource.initialize();
   await dataSource.runMigrations();

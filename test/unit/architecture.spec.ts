@@ -22,6 +22,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   jobs: ['core', 'options'],
   graphql: ['core', 'key', 'options'],
   bootstrap: ['graphql', 'http', 'messages', 'options'],
+  outbox: ['hosts port', 'key', 'options', 'store'],
   operations: ['core', 'hosts port', 'key', 'observe', 'options', 'store'],
   client: [],
   testing: [],

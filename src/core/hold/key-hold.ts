@@ -1,3 +1,4 @@
+import type { CommittedEffect } from '../../hosts/execution-context.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 
 /**
@@ -8,6 +9,11 @@ export interface KeyHold {
   /** The handler's database handle inside the key's transaction (transactional mode only), until it ended. */
   readonly handle?: unknown;
   readonly isOpen: boolean;
+  /**
+   * Adds a write committed with the outcome when the work succeeded (transactional mode only):
+   * by `complete()` of a work that did not fail, and by `release(true)`.
+   */
+  readonly addEffect?: (effect: CommittedEffect) => void;
   /** Starts the handler in the scope its database host gives it (see `KeyTransaction.enterHandler`). */
   enterHandler<T>(start: () => T, settled: Promise<void>): T;
   /**

@@ -1,4 +1,6 @@
-import type { KeyTransaction, SqlStatement } from '../../hosts/database-host.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
+import type { KeyTransaction, SqlStatement, Statement } from '../../hosts/database-host.js';
+import type { CommittedEffect } from '../../hosts/execution-context.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { StoredResponse } from '../../store/stored-response.js';
@@ -13,6 +15,7 @@ import type { Completion, KeyHold } from './key-hold.js';
  */
 export class TransactionHold implements KeyHold {
   private ended = false;
+  private readonly effects: CommittedEffect[] = [];
 
   constructor(
     private readonly transaction: KeyTransaction,
@@ -34,6 +37,11 @@ export class TransactionHold implements KeyHold {
     return !this.ended;
   }
 
+  readonly addEffect = (effect: CommittedEffect): void => {
+    if (this.ended) throw new IdempotencyError('the key transaction has ended: nothing more commits with it');
+    this.effects.push(effect);
+  };
+
   async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
     if (this.ended) return 'skipped';
     this.ended = true;
@@ -49,13 +57,23 @@ export class TransactionHold implements KeyHold {
       body,
       ttlMs,
     ];
-    await this.transaction.commitWith([this.record, params], handlerFailed);
+    const record: Statement = [this.record, params];
+    if (handlerFailed || this.effects.length === 0) await this.transaction.commitWith([record], handlerFailed);
+    else await this.commitEffects(record);
     return 'recorded';
   }
 
   async release(keepWrites = false): Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    await this.transaction.end(keepWrites ? 'commit' : 'rollback');
+    if (keepWrites && this.effects.length > 0) await this.commitEffects();
+    else await this.transaction.end(keepWrites ? 'commit' : 'rollback');
+  }
+
+  /** Commits the effects' statements (then `last`) with the handler's writes, and tells them. */
+  private async commitEffects(last?: Statement): Promise<void> {
+    const statements = this.effects.map((effect) => effect.statement());
+    await this.transaction.commitWith(last ? [...statements, last] : statements, false);
+    for (const effect of this.effects) effect.committed();
   }
 }

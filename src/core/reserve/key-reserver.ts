@@ -171,6 +171,7 @@ export class KeyReserver {
       get isOpen() {
         return hold.isOpen;
       },
+      addEffect: hold.addEffect,
       enterHandler: (start, settled) => hold.enterHandler(start, settled),
       async complete(response, handlerFailed) {
         try {

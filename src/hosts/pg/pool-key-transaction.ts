@@ -73,13 +73,13 @@ export class PoolKeyTransaction implements KeyTransaction<KeyClient> {
     }
   }
 
-  async commitWith(statement: Statement, rollbackHandler: boolean): Promise<number> {
+  async commitWith(statements: readonly Statement[], rollbackHandler: boolean): Promise<number> {
     this.keyClient.close();
     let results: StatementResult[];
     try {
       results = await this.sender.send(
         this.client,
-        rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT'],
+        rollbackHandler ? [ROLLBACK_HANDLER, ...statements, 'COMMIT'] : [...statements, 'COMMIT'],
       );
     } catch (error) {
       await this.end('rollback').catch(() => undefined);

@@ -36,10 +36,15 @@ export interface TransactionControl {
     later: readonly SqlStatement[],
   ): Promise<StatementResult[]>;
   /**
-   * Sends `statement` (after rolling back to the savepoint, with `rollbackHandler`), then commits
-   * the transaction whole, at every `depth` the handler left it at; returns the statement's row count.
+   * Sends `statements` (after rolling back to the savepoint, with `rollbackHandler`), then commits
+   * the transaction whole, at every `depth` the handler left it at; returns the last statement's row count.
    */
-  commitWith(connection: KeyConnection, statement: Statement, rollbackHandler: boolean, depth: number): Promise<number>;
+  commitWith(
+    connection: KeyConnection,
+    statements: readonly Statement[],
+    rollbackHandler: boolean,
+    depth: number,
+  ): Promise<number>;
   /** Ends the transaction whole: `depth` is how deep the handler left it (1: not nested). */
   endWhole(connection: KeyConnection, how: 'commit' | 'rollback', depth: number): Promise<void>;
 }
@@ -73,7 +78,7 @@ export function transactionControl(
           if (pending) await pending;
           return results.slice(1, 1 + parts.length);
         },
-        async commitWith({ queryRunner, client }, statement, rollbackHandler) {
+        async commitWith({ queryRunner, client }, statements, rollbackHandler) {
           let pending = announce(
             queryRunner,
             rollbackHandler ? 'BeforeTransactionRollback' : 'BeforeTransactionCommit',
@@ -81,7 +86,7 @@ export function transactionControl(
           if (pending) await pending;
           const results = await send(
             client,
-            rollbackHandler ? [ROLLBACK_HANDLER, statement, 'COMMIT'] : [statement, 'COMMIT'],
+            rollbackHandler ? [ROLLBACK_HANDLER, ...statements, 'COMMIT'] : [...statements, 'COMMIT'],
           );
           setTransactionState(queryRunner, false, 0);
           pending = announceEnd(queryRunner, rollbackHandler ? 'AfterTransactionRollback' : 'AfterTransactionCommit');
@@ -109,14 +114,14 @@ export function transactionControl(
           const results = await send(client, [READ_COMMITTED, ...parts, HANDLER_SAVEPOINT], later);
           return results.slice(1, 1 + parts.length);
         },
-        async commitWith({ queryRunner, client }, statement, rollbackHandler, depth) {
+        async commitWith({ queryRunner, client }, statements, rollbackHandler, depth) {
           // The nested transactions the handler left open end first, as TypeORM ends them (their
           // savepoints released): the outcome is then sent at the key transaction's own level.
           for (let level = depth; level > 1 && queryRunner.isTransactionActive; level--)
             await queryRunner.commitTransaction();
           const before = rollbackHandler ? announce(queryRunner, 'BeforeTransactionRollback') : undefined;
           if (before) await before;
-          const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, statement] : [statement]);
+          const results = await send(client, rollbackHandler ? [ROLLBACK_HANDLER, ...statements] : statements);
           const after = rollbackHandler ? announceEnd(queryRunner, 'AfterTransactionRollback') : undefined;
           if (after) await after;
           await committed(queryRunner, () => queryRunner.commitTransaction());

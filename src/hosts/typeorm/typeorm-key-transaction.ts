@@ -67,11 +67,11 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, Han
     }
   }
 
-  async commitWith(statement: Statement, rollbackHandler: boolean): Promise<number> {
+  async commitWith(statements: readonly Statement[], rollbackHandler: boolean): Promise<number> {
     this.guard.lift();
     let rowCount: number;
     try {
-      rowCount = await this.control.commitWith(this.connection, statement, rollbackHandler, this.guard.depth);
+      rowCount = await this.control.commitWith(this.connection, statements, rollbackHandler, this.guard.depth);
     } catch (error) {
       await endAndRelease(this.connection, this.control, 'rollback', this.guard.depth).catch(() => undefined);
       throw translated(error, typeOrmFailure);

@@ -1,0 +1,94 @@
+import type { SqlStatement } from '../../hosts/database-host.js';
+
+/**
+ * Writes the messages one keyed execution staged, in its transaction, just before the key's own
+ * row: one row per message, in the order staged. Params: message ids, publishers, destinations,
+ * ordering keys, payloads, headers (arrays of one length).
+ */
+export const STAGE_MESSAGES: SqlStatement = {
+  name: 'nestjs_pg_idempotency_stage_messages_v1',
+  types: ['text[]', 'text[]', 'text[]', 'text[]', 'bytea[]', 'jsonb[]'],
+  text: `
+INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers)
+SELECT message_id, publisher, destination, ordering_key, payload, headers
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::jsonb[])
+  WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
+ORDER BY position`,
+};
+
+/**
+ * Claims up to $1 messages to publish, for $2 ms, with the claim token $3: of every ordering key
+ * with unsent messages, its oldest, unless another relay's claim on it runs (or a failed publish
+ * put it off) until later. A message is claimed by one relay at a time (`SKIP LOCKED` passes over
+ * one being claimed by another; a claim that committed meanwhile fails the re-checked condition).
+ */
+export const CLAIM_MESSAGES: SqlStatement = {
+  name: 'nestjs_pg_idempotency_claim_messages_v1',
+  types: ['int', 'bigint', 'bigint'],
+  text: `
+WITH heads AS (
+  SELECT DISTINCT ON (ordering_key) id FROM idempotency_outbox
+  WHERE sent_at IS NULL
+  ORDER BY ordering_key, id
+), claimable AS (
+  SELECT o.id FROM idempotency_outbox o JOIN heads USING (id)
+  WHERE o.sent_at IS NULL AND (o.claimed_until IS NULL OR o.claimed_until <= clock_timestamp())
+  ORDER BY o.id
+  LIMIT $1
+  FOR UPDATE OF o SKIP LOCKED
+)
+UPDATE idempotency_outbox o
+SET claimed_until = clock_timestamp() + $2::bigint * interval '1 millisecond', claim_token = $3, attempts = o.attempts + 1
+FROM claimable
+WHERE o.id = claimable.id
+RETURNING o.id::text AS id, o.message_id, o.publisher, o.destination, o.payload, o.headers, o.attempts,
+  (extract(epoch FROM clock_timestamp() - o.created_at) * 1000)::float8 AS waited_ms`,
+};
+
+/** Marks the messages $1 (ids) sent, while the claim $2 still holds them. */
+export const MARK_SENT: SqlStatement = {
+  name: 'nestjs_pg_idempotency_mark_sent_v1',
+  types: ['bigint[]', 'bigint'],
+  text: `
+UPDATE idempotency_outbox
+SET sent_at = clock_timestamp(), claimed_until = NULL, claim_token = NULL, last_error = NULL
+WHERE id = ANY($1::bigint[]) AND claim_token = $2 AND sent_at IS NULL`,
+};
+
+/** A publish of message $1 under claim $2 failed with $4: it is not tried again for $3 ms. */
+export const PUT_OFF: SqlStatement = {
+  name: 'nestjs_pg_idempotency_put_off_v1',
+  types: ['bigint', 'bigint', 'bigint', 'text'],
+  text: `
+UPDATE idempotency_outbox
+SET claimed_until = clock_timestamp() + $3::bigint * interval '1 millisecond', claim_token = NULL, last_error = $4
+WHERE id = $1 AND claim_token = $2 AND sent_at IS NULL`,
+};
+
+/** Deletes up to $2 messages sent more than $1 ms ago; returns how many. */
+export const SWEEP_SENT: SqlStatement = {
+  name: 'nestjs_pg_idempotency_sweep_sent_v1',
+  types: ['bigint', 'int'],
+  whole: true,
+  text: `
+WITH swept AS (
+  DELETE FROM idempotency_outbox WHERE id IN (
+    SELECT id FROM idempotency_outbox
+    WHERE sent_at IS NOT NULL AND sent_at < clock_timestamp() - $1::bigint * interval '1 millisecond'
+    LIMIT $2
+  )
+  RETURNING 1
+)
+SELECT count(*)::int AS swept FROM swept`,
+};
+
+/** The unsent messages and the age of the oldest, in ms (the outbox's lag). */
+export const OUTBOX_LAG: SqlStatement = {
+  name: 'nestjs_pg_idempotency_outbox_lag_v1',
+  types: [],
+  whole: true,
+  text: `
+SELECT count(*)::int AS unsent,
+  coalesce(extract(epoch FROM clock_timestamp() - min(created_at)) * 1000, 0)::float8 AS oldest_ms
+FROM idempotency_outbox WHERE sent_at IS NULL`,
+};

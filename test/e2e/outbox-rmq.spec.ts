@@ -1,0 +1,165 @@
+import amqplib from 'amqplib';
+import { randomUUID } from 'node:crypto';
+import { sql } from '../support/database.js';
+import { newCaller } from '../support/http.js';
+import { amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
+import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { RABBITMQ_URL, testQueue } from '../support/rabbitmq.js';
+import { describeWith } from '../support/services.js';
+
+/** The app that stages messages in the key's transaction (test/e2e/outbox.app.mjs). */
+const OUTBOX_APP = 'test/e2e/outbox.app.mjs';
+
+interface Order {
+  caller: string;
+  amount: number;
+  destination: string;
+  messages?: number;
+  fail?: boolean;
+  kill?: 'after-commit';
+  killRelay?: boolean;
+  orderingKey?: string;
+}
+
+/** POST /orders with a fresh key (or `key`); the status and body, or the error when the process died answering. */
+async function order(app: DemoProcess, body: Order, key = randomUUID()): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${app.url}/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+/** The outbox's rows of the messages staged for `caller`'s orders, in staging order. */
+function outboxRows(caller: string) {
+  return sql<{ message_id: string; sent_at: Date | null; attempts: number }>(
+    `SELECT message_id, sent_at, attempts FROM idempotency_outbox WHERE convert_from(payload, 'UTF8')::jsonb -> 'data' ->> 'caller' = $1 ORDER BY id`,
+    [`${caller}:out`],
+  );
+}
+
+/**
+ * The outbox on the machine's RabbitMQ, with processes: the app stages in its key's transaction,
+ * its relay publishes after the commit, and an @IdempotentMessage() consumer (the consumer app)
+ * writes one payment per message.
+ */
+describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transaction, relayed after the commit', () => {
+  const consumers = rmqConsumers();
+  const apps: DemoProcess[] = [];
+  const startApp = async (env: Record<string, string> = {}) => {
+    const app = await startAppProcess(OUTBOX_APP, { NO_NATS: '1', ...env });
+    apps.push(app);
+    return app;
+  };
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.kill().catch(() => undefined)));
+  });
+
+  it('a committed order’s messages reach the consumer once, with the ids stage() gave, and are marked sent; a replayed order stages nothing again', async () => {
+    const [consumer, app] = await Promise.all([consumers.started(), startApp()]);
+    const caller = newCaller();
+    const key = randomUUID();
+    const first = await order(app, { caller, amount: 1, destination: consumers.queue().name, messages: 2 }, key);
+    expect(first.status).toBe(201);
+    expect(first.body.ids).toHaveLength(2);
+    await waitFor('both messages consumed', async () => (await amounts(`${caller}:out`)).length === 2);
+    const replayed = await order(app, { caller, amount: 1, destination: consumers.queue().name, messages: 2 }, key);
+    expect(replayed).toEqual(first);
+    await waitFor('the messages marked sent', async () => (await outboxRows(caller)).every((row) => row.sent_at));
+    const rows = await outboxRows(caller);
+    expect(rows.map((row) => row.message_id)).toEqual(first.body.ids);
+    expect(await amounts(`${caller}:out`)).toEqual([1000, 1001]);
+    expect(await amounts(caller)).toEqual([1]);
+    expect(await stats(consumer)).toEqual({ executed: 2 });
+  });
+
+  it('a handler that stages and then throws leaves no message: nothing in the outbox, nothing consumed, and its retry stages and sends once', async () => {
+    const [consumer, app] = await Promise.all([consumers.started(), startApp()]);
+    const caller = newCaller();
+    const key = randomUUID();
+    const destination = consumers.queue().name;
+    expect((await order(app, { caller, amount: 2, destination, fail: true }, key)).status).toBe(500);
+    expect(await outboxRows(caller)).toEqual([]);
+    expect(await amounts(caller)).toEqual([]);
+    expect((await order(app, { caller, amount: 2, destination }, key)).status).toBe(201);
+    await waitFor('the retry’s message consumed', async () => (await amounts(`${caller}:out`)).length === 1);
+    expect(await amounts(caller)).toEqual([2]);
+    expect(await outboxRows(caller)).toHaveLength(1);
+    expect(await stats(consumer)).toEqual({ executed: 1 });
+  });
+
+  it('IdempotencyService.run() stages as a route does: a failed run leaves nothing, a committed one sends once', async () => {
+    const [consumer, app] = await Promise.all([consumers.started(), startApp()]);
+    const caller = newCaller();
+    const call = (body: object) =>
+      fetch(`${app.url}/calls/${caller}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((response) => response.json());
+    const destination = consumers.queue().name;
+    expect(await call({ caller, amount: 3, destination, fail: true })).toMatchObject({ kind: 'failed' });
+    expect(await outboxRows(caller)).toEqual([]);
+    expect(await call({ caller, amount: 3, destination })).toMatchObject({ kind: 'executed' });
+    expect(await call({ caller, amount: 3, destination })).toMatchObject({ kind: 'replayed' });
+    await waitFor('the message consumed', async () => (await amounts(`${caller}:out`)).length === 1);
+    expect(await outboxRows(caller)).toHaveLength(1);
+    expect(await stats(consumer)).toEqual({ executed: 1 });
+  });
+
+  it('one key’s messages leave in the order staged', async () => {
+    const queue = await testQueue('idempotency-outbox-order');
+    const app = await startApp();
+    const connection = await amqplib.connect(RABBITMQ_URL);
+    try {
+      const caller = newCaller();
+      expect((await order(app, { caller, amount: 4, destination: queue.name, messages: 20 })).status).toBe(201);
+      const channel = await connection.createChannel();
+      const received: number[] = [];
+      await waitFor('the 20 messages in the queue', async () => {
+        const message = await channel.get(queue.name, { noAck: true });
+        if (message) received.push(JSON.parse(message.content.toString()).data.amount);
+        return received.length === 20;
+      });
+      expect(received).toEqual(Array.from({ length: 20 }, (_, n) => 4000 + n));
+    } finally {
+      await connection.close();
+      await queue.close();
+    }
+  });
+
+  it('an app SIGKILLed right after its commit, before it answered: the message is in the outbox, unsent, and the restarted relay sends it once', async () => {
+    const [consumer, app] = await Promise.all([consumers.started(), startApp({ CLAIM_MS: '1000' })]);
+    const caller = newCaller();
+    const destination = consumers.queue().name;
+    await expect(order(app, { caller, amount: 5, destination, kill: 'after-commit' })).rejects.toThrow();
+    await waitFor('the app to die', async () => gone(app));
+    expect(await amounts(caller)).toEqual([5]);
+    const [staged] = await outboxRows(caller);
+    expect(staged.sent_at).toBeNull();
+    await startApp({ SURVIVES: '1', CLAIM_MS: '1000' });
+    await waitFor('the message consumed', async () => (await amounts(`${caller}:out`)).length === 1, 30_000);
+    await waitFor('the message marked sent', async () => (await outboxRows(caller))[0].sent_at !== null);
+    expect(await amounts(`${caller}:out`)).toEqual([5000]);
+    expect((await stats(consumer)).executed).toBe(1);
+  });
+
+  it('a relay SIGKILLed between the broker’s confirm and its mark: the restarted relay publishes again, and the consumer’s key absorbs it (one effect)', async () => {
+    const [consumer, app] = await Promise.all([consumers.started(), startApp({ CLAIM_MS: '1000' })]);
+    const caller = newCaller();
+    const destination = consumers.queue().name;
+    const answer = await order(app, { caller, amount: 6, destination, killRelay: true }).catch(() => undefined);
+    await waitFor('the relay to die after the confirm', async () => gone(app));
+    // The answer may or may not have left before the relay killed its process.
+    if (answer) expect(answer.status).toBe(201);
+    await waitFor('the first copy consumed', async () => (await amounts(`${caller}:out`)).length === 1);
+    expect((await outboxRows(caller))[0].sent_at).toBeNull();
+    await startApp({ SURVIVES: '1', CLAIM_MS: '1000' });
+    await waitFor('the message marked sent', async () => (await outboxRows(caller))[0].sent_at !== null, 30_000);
+    await waitFor('the second copy absorbed', async () => (await stats(consumer)).replayed === 1);
+    expect(await stats(consumer)).toEqual({ executed: 1, replayed: 1 });
+    expect(await amounts(`${caller}:out`)).toEqual([6000]);
+    expect((await outboxRows(caller))[0].attempts).toBe(2);
+  });
+});
