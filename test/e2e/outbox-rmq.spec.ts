@@ -19,6 +19,7 @@ interface Order {
   kill?: 'after-commit';
   killRelay?: boolean;
   orderingKey?: string;
+  headers?: Record<string, string>;
 }
 
 /** POST /orders with a fresh key (or `key`); the status and body, or the error when the process died answering. */
@@ -108,21 +109,33 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     expect(await stats(consumer)).toEqual({ executed: 1 });
   });
 
-  it('one key’s messages leave in the order staged', async () => {
+  it('one key’s messages leave in the order staged, persistent, with their ids as message-id and their headers', async () => {
     const queue = await testQueue('idempotency-outbox-order');
     const app = await startApp();
     const connection = await amqplib.connect(RABBITMQ_URL);
     try {
       const caller = newCaller();
-      expect((await order(app, { caller, amount: 4, destination: queue.name, messages: 20 })).status).toBe(201);
+      const headers = { 'x-tenant': 'acme' };
+      const { status, body } = await order(app, { caller, amount: 4, destination: queue.name, messages: 20, headers });
+      expect(status).toBe(201);
       const channel = await connection.createChannel();
-      const received: number[] = [];
+      const received: { amount: number; messageId: string; headers: unknown; persistent: unknown }[] = [];
       await waitFor('the 20 messages in the queue', async () => {
         const message = await channel.get(queue.name, { noAck: true });
-        if (message) received.push(JSON.parse(message.content.toString()).data.amount);
+        if (message) {
+          const { messageId, headers: carried, deliveryMode } = message.properties;
+          received.push({
+            amount: JSON.parse(message.content.toString()).data.amount,
+            messageId,
+            headers: carried,
+            persistent: deliveryMode,
+          });
+        }
         return received.length === 20;
       });
-      expect(received).toEqual(Array.from({ length: 20 }, (_, n) => 4000 + n));
+      expect(received).toEqual(
+        Array.from({ length: 20 }, (_, n) => ({ amount: 4000 + n, messageId: body.ids[n], headers, persistent: 2 })),
+      );
     } finally {
       await connection.close();
       await queue.close();

@@ -4,7 +4,7 @@
 // (jetStreamPublisher); RELAY=0 turns its relay off; CLAIM_MS, POLL_MS set the relay's claim and
 // poll interval.
 // - POST /orders (@Idempotent(), anonymous callers share one scope) { caller, amount, messages?,
-//   to?, destination, orderingKey?, fail?, kill?, killRelay? }: writes a payment (caller, amount),
+//   to?, destination, orderingKey?, headers?, fail?, kill?, killRelay? }: writes a payment (caller, amount),
 //   then stages `messages` (default 1) messages to `destination` on publisher `to` (default
 //   'rmq'), each Nest's envelope { pattern: PATTERN, data: { caller: `${caller}:out`, amount:
 //   amount * 1000 + n, killRelay } }; `fail`: throws after staging; `kill: 'after-commit'`:
@@ -38,15 +38,16 @@ const mayDie = env.SURVIVES !== '1';
 const amqp = await amqplib.connect(RABBITMQ);
 const channel = await amqp.createConfirmChannel();
 const nats = env.NO_NATS === '1' ? undefined : await connect({ servers: NATS });
-const rmq = rabbitMqPublisher(channel);
-const publishers = {
-  rmq: {
-    async publish(message) {
-      await rmq.publish(message);
-      if (mayDie && message.payload.includes('"killRelay":true')) process.kill(process.pid, 'SIGKILL');
-    },
+/** `publisher`, whose process dies once the broker has a message whose data says killRelay. */
+const killingAfter = (publisher) => ({
+  async publish(message) {
+    await publisher.publish(message);
+    if (mayDie && message.payload.includes('"killRelay":true')) process.kill(process.pid, 'SIGKILL');
   },
-  ...(nats ? { nats: jetStreamPublisher(nats.jetstream()) } : {}),
+});
+const publishers = {
+  rmq: killingAfter(rabbitMqPublisher(channel)),
+  ...(nats ? { nats: killingAfter(jetStreamPublisher(nats.jetstream())) } : {}),
 };
 const chosen = await hostOf(env.HOST ?? 'drizzle', {
   anonymousCallers: 'shared',
@@ -70,6 +71,7 @@ function stageAll(data) {
         to: data.to ?? 'rmq',
         destination: data.destination,
         orderingKey: data.orderingKey,
+        headers: data.headers,
         payload: {
           pattern: PATTERN,
           data: { caller: `${data.caller}:out`, amount: data.amount * 1000 + n, killRelay: data.killRelay === true },

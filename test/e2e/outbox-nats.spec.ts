@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from '../support/database.js';
+import { newCaller } from '../support/http.js';
+import { type TestStream, testStream } from '../support/jetstream.js';
+import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
+import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { describeWith } from '../support/services.js';
+
+const OUTBOX_APP = 'test/e2e/outbox.app.mjs';
+
+/** The outbox's rows of `caller`'s messages, in staging order. */
+function outboxRows(caller: string) {
+  return sql<{ message_id: string; sent_at: Date | null }>(
+    `SELECT message_id, sent_at FROM idempotency_outbox WHERE convert_from(payload, 'UTF8')::jsonb -> 'data' ->> 'caller' = $1 ORDER BY id`,
+    [`${caller}:out`],
+  );
+}
+
+/**
+ * The outbox on the machine's NATS JetStream, with processes: the relay publishes with the
+ * message's id as `Nats-Msg-Id`, and the consumer app (JetStreamServer, @IdempotentMessage())
+ * writes one payment per message.
+ */
+describeWith('nats')('the outbox on NATS JetStream', () => {
+  let stream: TestStream;
+  const processes: DemoProcess[] = [];
+  beforeEach(async () => (stream = await testStream()));
+  afterEach(async () => {
+    await Promise.all(processes.splice(0).map((child) => child.kill().catch(() => undefined)));
+    await stream.close();
+  });
+  const start = async (script: string, env: Record<string, string>) => {
+    const child = await startAppProcess(script, env);
+    processes.push(child);
+    return child;
+  };
+  const consumer = () =>
+    start(CONSUMER_APP, {
+      TRANSPORT: 'nats',
+      STREAM: stream.name,
+      DURABLE: stream.durable,
+      PATTERN_PREFIX: stream.prefix,
+      MAX_ATTEMPTS: '3',
+      ACK_WAIT_MS: '2000',
+    });
+  const outboxApp = (env: Record<string, string> = {}) =>
+    start(OUTBOX_APP, { PATTERN: `${stream.prefix}payment.created`, CLAIM_MS: '1000', ...env });
+  const order = (app: DemoProcess, body: object) =>
+    fetch(`${app.url}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      body: JSON.stringify({ to: 'nats', destination: `${stream.prefix}payment.created`, ...body }),
+    });
+
+  it('a committed order’s messages reach the consumer once, keyed by the ids stage() gave, and are marked sent', async () => {
+    const [consuming, app] = await Promise.all([consumer(), outboxApp()]);
+    const caller = newCaller();
+    const response = await order(app, { caller, amount: 7, messages: 3, headers: { 'x-tenant': 'acme' } });
+    expect(response.status).toBe(201);
+    const { ids } = (await response.json()) as { ids: string[] };
+    await waitFor('the three messages consumed', async () => (await amounts(`${caller}:out`)).length === 3);
+    await waitFor('the messages marked sent', async () => (await outboxRows(caller)).every((row) => row.sent_at));
+    expect((await outboxRows(caller)).map((row) => row.message_id)).toEqual(ids);
+    expect(await amounts(`${caller}:out`)).toEqual([7000, 7001, 7002]);
+    expect(await stats(consuming)).toEqual({ executed: 3 });
+  });
+
+  it('a relay SIGKILLed between the stream’s ack and its mark: the restarted relay publishes again, and the consumer’s key absorbs it (one effect)', async () => {
+    const [consuming, app] = await Promise.all([consumer(), outboxApp()]);
+    const caller = newCaller();
+    await order(app, { caller, amount: 8, killRelay: true }).catch(() => undefined);
+    await waitFor('the relay to die after the ack', async () => gone(app));
+    await waitFor('the first copy consumed', async () => (await amounts(`${caller}:out`)).length === 1);
+    expect((await outboxRows(caller))[0].sent_at).toBeNull();
+    await outboxApp({ SURVIVES: '1' });
+    await waitFor('the message marked sent', async () => (await outboxRows(caller))[0].sent_at !== null, 30_000);
+    await waitFor('the second copy absorbed', async () => (await stats(consuming)).replayed === 1);
+    expect(await stats(consuming)).toEqual({ executed: 1, replayed: 1 });
+    expect(await amounts(`${caller}:out`)).toEqual([8000]);
+  });
+});
