@@ -36,6 +36,7 @@ import { KeyPartitions } from './operations/sweeper/key-partitions.js';
 import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.js';
 import { IdempotencyOutbox } from './outbox/idempotency-outbox.js';
 import { OutboxRelay } from './outbox/outbox-relay.js';
+import { IdempotencyOutboxConsole } from './operations/console/idempotency-outbox-console.js';
 
 /**
  * Exactly-once POST/PATCH over PostgreSQL. Import it once, after `TypeOrmModule.forRoot()`:
@@ -88,6 +89,7 @@ import { OutboxRelay } from './outbox/outbox-relay.js';
     IdempotencyTelemetry,
     OutboxRelay,
     IdempotencyOutbox,
+    IdempotencyOutboxConsole,
   ],
   // What apps inject, and what the module's own integrations (tools/, terminus) inject: the
   // interceptors reach the entries through ModuleRef, so nothing else need leave the module.
@@ -95,6 +97,7 @@ import { OutboxRelay } from './outbox/outbox-relay.js';
     IdempotencyService,
     IdempotencyOutbox,
     OutboxRelay,
+    IdempotencyOutboxConsole,
     IdempotencyTransaction,
     IdempotentMessages,
     IdempotencyEvents,

@@ -85,3 +85,4 @@ export {
   type RabbitMqPublisherOptions,
 } from './outbox/publishers/rabbitmq-publisher.js';
 export { jetStreamPublisher, type JetStreamPublishing } from './outbox/publishers/jetstream-publisher.js';
+export { IdempotencyOutboxConsole, type UnsentMessage } from './operations/console/idempotency-outbox-console.js';

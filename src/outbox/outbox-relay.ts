@@ -11,6 +11,9 @@ import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { OutboxSettings } from '../options/outbox-options.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { CLAIM_MESSAGES, MARK_SENT, PUT_OFF, SWEEP_SENT } from '../store/outbox/outbox.sql.js';
+import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
+import { IdempotencyTelemetry } from '../observe/telemetry/idempotency-telemetry.js';
+import { performance } from 'node:perf_hooks';
 import { publishedWithin } from './published-within.js';
 
 /** How long one of the relay's statements may take before it is given up. */
@@ -27,6 +30,8 @@ interface ClaimedRow {
   payload: Buffer;
   headers: Record<string, string>;
   attempts: number;
+  /** From the staging transaction's start to the claim. */
+  waited_ms: number;
 }
 
 /** What one round of the relay did. */
@@ -53,6 +58,7 @@ export interface RelayRound {
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('IdempotencyOutbox');
   private readonly outbox?: OutboxSettings;
+  private readonly publisherNames: string[];
   private running = false;
   private loop?: Promise<void>;
   private nudged = false;
@@ -63,8 +69,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
+    private readonly events: IdempotencyEvents,
+    private readonly telemetry: IdempotencyTelemetry,
   ) {
     this.outbox = settings.outbox;
+    this.publisherNames = [...(settings.outbox?.publishers.keys() ?? [])];
   }
 
   onApplicationBootstrap(): void {
@@ -72,7 +81,13 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.running = true;
     this.loop = this.relay();
     if (this.settings.sweepIntervalMs > 0) {
-      this.sweepTimer = setInterval(() => void this.sweepSent(), this.settings.sweepIntervalMs);
+      this.sweepTimer = setInterval(
+        () =>
+          void this.sweepSent().catch((error: Error) =>
+            this.logger.error(`sweeping sent outbox messages failed: ${error.message}`),
+          ),
+        this.settings.sweepIntervalMs,
+      );
       this.sweepTimer.unref();
     }
   }
@@ -93,19 +108,41 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** One round: claims a batch, publishes it, marks what was sent. */
   async round(): Promise<RelayRound> {
+    const span = this.telemetry.startRelay();
+    try {
+      const done = await this.relayBatch();
+      this.telemetry.endRelay(span, done);
+      return done;
+    } catch (error) {
+      this.telemetry.endRelay(span, { claimed: 0, sent: 0, failed: 0 }, (error as Error).message);
+      throw error;
+    }
+  }
+
+  private async relayBatch(): Promise<RelayRound> {
     const outbox = this.outbox!;
     const token = randomBytes(8).readBigInt64BE(0).toString();
     const { rows } = await this.run('claiming outbox messages', [
       CLAIM_MESSAGES,
-      [outbox.batchSize, outbox.claimMs, token],
+      [outbox.batchSize, outbox.claimMs, token, this.publisherNames],
     ]);
     const claimed = rows as ClaimedRow[];
     if (claimed.length === 0) return { claimed: 0, sent: 0, failed: 0 };
-    const published = await Promise.allSettled(claimed.map((row) => this.publish(row)));
+    const claimedAt = performance.now();
+    const answeredAfterMs: number[] = [];
+    const published = await Promise.allSettled(
+      claimed.map((row, index) =>
+        this.publish(row).finally(() => (answeredAfterMs[index] = performance.now() - claimedAt)),
+      ),
+    );
     const sent = claimed.filter((_, index) => published[index].status === 'fulfilled').map((row) => row.id);
     if (sent.length > 0) await this.run('marking outbox messages sent', [MARK_SENT, [sent, token]]);
     let failed = 0;
     for (const [index, result] of published.entries()) {
+      const { publisher, attempts, waited_ms } = claimed[index];
+      const lagMs = waited_ms + answeredAfterMs[index];
+      const outcome = result.status === 'fulfilled' ? 'sent' : 'failed';
+      this.events.emit({ type: 'outbox-relayed', publisher, outcome, attempts, lagMs });
       if (result.status === 'fulfilled') continue;
       failed++;
       const row = claimed[index];
@@ -157,22 +194,25 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return publishedWithin(publisher, message, this.outbox!.claimMs);
   }
 
-  /** Deletes sent messages older than `keepSent`, in batches (one sweep at a time). */
-  private async sweepSent(): Promise<void> {
-    if (this.sweeping) return;
+  /**
+   * Deletes sent messages older than `outbox.keepSent`, in batches of `sweepBatchSize`; returns how
+   * many. Relaying instances run it every `sweepInterval`; call it from your own scheduler when
+   * `sweepInterval` is 0. A sweep already running is not started again (0).
+   */
+  async sweepSent(): Promise<number> {
+    if (this.sweeping || this.outbox === undefined) return 0;
     this.sweeping = true;
     try {
       const batch = this.settings.sweepBatchSize;
       let swept: number;
+      let deleted = 0;
       do {
-        const { rows } = await this.run('sweeping sent outbox messages', [
-          SWEEP_SENT,
-          [this.outbox!.keepSentMs, batch],
-        ]);
+        const { rows } = await this.run('sweeping sent outbox messages', [SWEEP_SENT, [this.outbox.keepSentMs, batch]]);
         swept = rows[0].swept as number;
-      } while (swept === batch && this.running);
-    } catch (error) {
-      this.logger.error(`sweeping sent outbox messages failed: ${(error as Error).message}`);
+        deleted += swept;
+      } while (swept === batch);
+      if (deleted > 0) this.events.emit({ type: 'outbox-swept', deleted });
+      return deleted;
     } finally {
       this.sweeping = false;
     }

@@ -22,7 +22,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   jobs: ['core', 'options'],
   graphql: ['core', 'key', 'options'],
   bootstrap: ['graphql', 'http', 'messages', 'options'],
-  outbox: ['hosts port', 'key', 'options', 'store'],
+  outbox: ['hosts port', 'key', 'observe', 'options', 'store'],
   operations: ['core', 'hosts port', 'key', 'observe', 'options', 'store'],
   client: [],
   testing: [],

@@ -42,4 +42,11 @@ export type IdempotencyEvent =
       durationMs: number;
     } & Transported)
   /** A sweep deleted expired rows (on the partitioned table: dropped `partitionsDropped` partitions whole). */
-  | { type: 'swept'; deleted: number; partitionsDropped?: number; durationMs: number };
+  | { type: 'swept'; deleted: number; partitionsDropped?: number; durationMs: number }
+  /**
+   * The outbox's relay published a staged message (`sent`: the broker confirmed it; `failed`: it
+   * is tried again later). `lagMs`: from the staging transaction's start to the broker's answer.
+   */
+  | { type: 'outbox-relayed'; publisher: string; outcome: 'sent' | 'failed'; attempts: number; lagMs: number }
+  /** The relay deleted sent messages older than `outbox.keepSent`. */
+  | { type: 'outbox-swept'; deleted: number };

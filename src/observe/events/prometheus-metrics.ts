@@ -32,7 +32,10 @@ interface PromHistogram {
  * - `idempotency_requests_total{handler, outcome}`: outcome is executed, replayed, in_progress,
  *   mismatch, released or refused (shutting down);
  * - `idempotency_handler_duration_seconds{handler, outcome}`: executed and released runs;
- * - `idempotency_keys_swept_total`.
+ * - `idempotency_keys_swept_total`;
+ * - `idempotency_outbox_messages_total{publisher, outcome}` (sent, failed),
+ *   `idempotency_outbox_lag_seconds{publisher}` (staging transaction to the broker's confirm),
+ *   `idempotency_outbox_swept_total`.
  * Metrics are registered once per registry (several apps in one process share them).
  */
 @Injectable()
@@ -99,8 +102,45 @@ export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
           registers: [registry],
         }),
     );
+    const relayed = metric(
+      'idempotency_outbox_messages_total',
+      (name) =>
+        new client.Counter({
+          name,
+          help: 'Outbox messages the relay published, by publisher and outcome (sent, failed: tried again)',
+          labelNames: ['publisher', 'outcome'],
+          registers: [registry],
+        }),
+    );
+    const relayLag = metric(
+      'idempotency_outbox_lag_seconds',
+      (name) =>
+        new client.Histogram({
+          name,
+          help: "Time from an outbox message's staging transaction to the broker's confirm",
+          labelNames: ['publisher'],
+          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+          registers: [registry],
+        }),
+    );
+    const outboxSwept = metric(
+      'idempotency_outbox_swept_total',
+      (name) =>
+        new client.Counter({
+          name,
+          help: 'Sent outbox messages deleted after outbox.keepSent',
+          labelNames: [],
+          registers: [registry],
+        }),
+    );
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'swept') return swept.inc({}, event.deleted);
+      if (event.type === 'outbox-swept') return outboxSwept.inc({}, event.deleted);
+      if (event.type === 'outbox-relayed') {
+        relayed.inc({ publisher: event.publisher, outcome: event.outcome });
+        if (event.outcome === 'sent') relayLag.observe({ publisher: event.publisher }, event.lagMs / 1000);
+        return;
+      }
       const outcome = event.type.replace('-', '_');
       if (event.transport !== undefined)
         return messages.inc({ handler: event.handler, transport: event.transport, outcome });

@@ -26,7 +26,8 @@ const INSTRUMENTATION = 'nestjs-pg-idempotency';
  * HTTP server's), with the route, the mode, the host and the outcome as attributes, never the
  * key, the caller or a body; the handler's own spans are children of `idempotency.run`. The
  * metrics of the Prometheus module, through the OTel meter (`idempotency.requests`,
- * `idempotency.messages`, `idempotency.handler.duration`, `idempotency.keys.swept`). With no
+ * `idempotency.messages`, `idempotency.handler.duration`, `idempotency.keys.swept`,
+ * `idempotency.outbox.messages`, `idempotency.outbox.lag`). With no
  * peer, nothing is loaded and every call here returns at once.
  */
 @Injectable()
@@ -68,6 +69,30 @@ export class IdempotencyTelemetry implements OnModuleInit, OnApplicationShutdown
     );
   }
 
+  /**
+   * A span of one round of the outbox's relay (`idempotency.outbox.relay`), ended by `endRelay()`;
+   * `undefined` when tracing is off.
+   */
+  startRelay(): OtelSpan | undefined {
+    return this.tracer?.startSpan('idempotency.outbox.relay', { attributes: { 'idempotency.host': this.host } });
+  }
+
+  /** Ends a relay round's span with what it did. */
+  endRelay(
+    span: OtelSpan | undefined,
+    done: { claimed: number; sent: number; failed: number },
+    failure?: string,
+  ): void {
+    if (!span) return;
+    span.setAttributes({
+      'idempotency.outbox.claimed': done.claimed,
+      'idempotency.outbox.sent': done.sent,
+      'idempotency.outbox.failed': done.failed,
+    });
+    if (failure) span.setStatus({ code: this.api!.SpanStatusCode.ERROR, message: failure });
+    span.end();
+  }
+
   /** Ends `span` with the request's outcome (also put on the request's own span) and, for a failure, its error status. */
   end(span: OtelSpan | undefined, outcome?: TracedOutcome, failure?: string): void {
     if (!span) return;
@@ -99,8 +124,22 @@ export class IdempotencyTelemetry implements OnModuleInit, OnApplicationShutdown
     const swept = meter.createCounter('idempotency.keys.swept', {
       description: 'Expired idempotency keys deleted by the sweeper',
     });
+    const relayed = meter.createCounter('idempotency.outbox.messages', {
+      description: 'Outbox messages the relay published, by publisher and outcome (sent, failed: tried again)',
+    });
+    const relayLag = meter.createHistogram('idempotency.outbox.lag', {
+      description: "Time from an outbox message's staging transaction to the broker's confirm",
+      unit: 's',
+    });
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'swept') return swept.add(event.deleted);
+      if (event.type === 'outbox-swept') return;
+      if (event.type === 'outbox-relayed') {
+        const attributes = { 'idempotency.outbox.publisher': event.publisher, 'idempotency.outcome': event.outcome };
+        relayed.add(1, attributes);
+        if (event.outcome === 'sent') relayLag.record(event.lagMs / 1000, attributes);
+        return;
+      }
       const attributes: Attributes = {
         'idempotency.route': event.handler,
         'idempotency.outcome': event.type.replace('-', '_'),

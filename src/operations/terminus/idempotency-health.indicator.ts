@@ -3,6 +3,7 @@ import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/term
 import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import { KeyTable } from '../../store/table/key-table.js';
+import { OUTBOX_LAG } from '../../store/outbox/outbox.sql.js';
 import { KEY_TABLE_COLUMNS, KEY_TABLE_SHAPE, SWEEP_LAG } from './health.sql.js';
 
 /** Options of one health check. */
@@ -14,6 +15,14 @@ export interface IdempotencyHealthOptions {
    */
   maxSweepLagMs?: number;
   /** How long the check's statements may take (ms). Default: `5000`. */
+  timeoutMs?: number;
+}
+
+/** Options of one outbox health check. */
+export interface OutboxHealthOptions {
+  /** The longest the oldest unsent message may wait (ms). Default: `60000`. */
+  maxLagMs?: number;
+  /** How long the check's statement may take (ms). Default: `5000`. */
   timeoutMs?: number;
 }
 
@@ -98,6 +107,42 @@ export class IdempotencyHealthIndicator {
       return indicator.down({
         ...details,
         message: `the oldest expired key expired ${lagMs} ms ago, more than ${maxSweepLagMs} ms: is the sweeper running?`,
+      });
+    }
+    return indicator.up(details);
+  }
+
+  /**
+   * The outbox's health: `up` when `idempotency_outbox` is reachable and its oldest unsent
+   * message waits less than `maxLagMs` (details: `unsent`, `lagMs`); `down` otherwise (a broker
+   * that refuses, no relay running, no table: run its migration).
+   */
+  async isOutboxHealthy<const Key extends string>(
+    key: Key,
+    options: OutboxHealthOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
+    const indicator = this.indicators.check(key);
+    const maxLagMs = options.maxLagMs ?? 60_000;
+    let row: { unsent: number; oldest_ms: number };
+    try {
+      const { rows } = await this.host.runAlone('the outbox health check', [OUTBOX_LAG, []], {
+        timeoutMs: options.timeoutMs ?? 5_000,
+      });
+      row = rows[0];
+    } catch (error) {
+      const message = (error as Error).message;
+      return indicator.down({
+        reachable: !/idempotency_outbox" does not exist/.test(message),
+        message: /idempotency_outbox" does not exist/.test(message)
+          ? 'there is no idempotency_outbox table: run its migration'
+          : `the outbox cannot be reached: ${message}`,
+      });
+    }
+    const details = { reachable: true, unsent: row.unsent, lagMs: Math.floor(row.oldest_ms), maxLagMs };
+    if (details.lagMs > maxLagMs) {
+      return indicator.down({
+        ...details,
+        message: `the oldest unsent outbox message waits for ${details.lagMs} ms, more than ${maxLagMs} ms: is a relay running, and its broker answering?`,
       });
     }
     return indicator.up(details);

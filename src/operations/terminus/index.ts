@@ -1,5 +1,9 @@
 /**
- * `nestjs-pg-idempotency/terminus`: a health indicator for the key store. Needs
+ * `nestjs-pg-idempotency/terminus`: a health indicator for the key store and the outbox. Needs
  * `@nestjs/terminus` (an optional peer dependency, imported only by this entry point).
  */
-export { IdempotencyHealthIndicator, type IdempotencyHealthOptions } from './idempotency-health.indicator.js';
+export {
+  IdempotencyHealthIndicator,
+  type IdempotencyHealthOptions,
+  type OutboxHealthOptions,
+} from './idempotency-health.indicator.js';

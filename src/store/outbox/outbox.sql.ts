@@ -18,13 +18,13 @@ ORDER BY position`,
 
 /**
  * Claims up to $1 messages to publish, for $2 ms, with the claim token $3: of every ordering key
- * with unsent messages, its oldest, unless another relay's claim on it runs (or a failed publish
- * put it off) until later. A message is claimed by one relay at a time (`SKIP LOCKED` passes over
+ * with unsent messages, its oldest, when it goes to one of the publishers $4 (this relay's), unless
+ * another relay's claim on it runs (or a failed publish put it off) until later. A message is claimed by one relay at a time (`SKIP LOCKED` passes over
  * one being claimed by another; a claim that committed meanwhile fails the re-checked condition).
  */
 export const CLAIM_MESSAGES: SqlStatement = {
   name: 'nestjs_pg_idempotency_claim_messages_v1',
-  types: ['int', 'bigint', 'bigint'],
+  types: ['int', 'bigint', 'bigint', 'text[]'],
   text: `
 WITH heads AS (
   SELECT DISTINCT ON (ordering_key) id FROM idempotency_outbox
@@ -32,7 +32,8 @@ WITH heads AS (
   ORDER BY ordering_key, id
 ), claimable AS (
   SELECT o.id FROM idempotency_outbox o JOIN heads USING (id)
-  WHERE o.sent_at IS NULL AND (o.claimed_until IS NULL OR o.claimed_until <= clock_timestamp())
+  WHERE o.sent_at IS NULL AND o.publisher = ANY($4::text[])
+    AND (o.claimed_until IS NULL OR o.claimed_until <= clock_timestamp())
   ORDER BY o.id
   LIMIT $1
   FOR UPDATE OF o SKIP LOCKED
@@ -91,4 +92,25 @@ export const OUTBOX_LAG: SqlStatement = {
 SELECT count(*)::int AS unsent,
   coalesce(extract(epoch FROM clock_timestamp() - min(created_at)) * 1000, 0)::float8 AS oldest_ms
 FROM idempotency_outbox WHERE sent_at IS NULL`,
+};
+
+/** The $1 oldest unsent messages, for the console: no payload, no header. */
+export const OUTBOX_BACKLOG: SqlStatement = {
+  name: 'nestjs_pg_idempotency_outbox_backlog_v1',
+  types: ['int'],
+  whole: true,
+  text: `
+SELECT id::text AS id, message_id, publisher, destination, ordering_key, attempts, last_error, created_at,
+  claimed_until
+FROM idempotency_outbox WHERE sent_at IS NULL ORDER BY id LIMIT $1`,
+};
+
+/** Makes the unsent message $1 (id) claimable now: a message put off after failures is tried at once. */
+export const RETRY_NOW: SqlStatement = {
+  name: 'nestjs_pg_idempotency_outbox_retry_now_v1',
+  types: ['bigint'],
+  whole: true,
+  text: `
+UPDATE idempotency_outbox SET claimed_until = NULL, claim_token = NULL
+WHERE id = $1 AND sent_at IS NULL`,
 };
