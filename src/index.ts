@@ -78,11 +78,15 @@ export type { MessageDelivery } from './messages/transports/message-delivery.js'
 export { type AmqpChannel, type AmqpMessage, ATTEMPT_HEADER, rmqDelivery } from './messages/transports/rmq-delivery.js';
 export { IdempotencyOutbox, type OutboxMessageToStage, OutboxStagingError } from './outbox/idempotency-outbox.js';
 export { OutboxRelay, type RelayRound } from './outbox/outbox-relay.js';
-export type { OutboxMessage, OutboxOptions, OutboxPublisher } from './options/outbox-options.js';
+export {
+  type OutboxMessage,
+  type OutboxOptions,
+  OutboxPublishError,
+  type OutboxPublisher,
+} from './options/outbox-options.js';
 export {
   type AmqpConfirmChannel,
   rabbitMqPublisher,
   type RabbitMqPublisherOptions,
 } from './outbox/publishers/rabbitmq-publisher.js';
-export { jetStreamPublisher, type JetStreamPublishing } from './outbox/publishers/jetstream-publisher.js';
 export { IdempotencyOutboxConsole, type UnsentMessage } from './operations/console/idempotency-outbox-console.js';

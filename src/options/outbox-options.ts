@@ -1,7 +1,12 @@
-import { IdempotencyConfigurationError } from '../idempotency.errors.js';
+import { IdempotencyConfigurationError, IdempotencyError } from '../idempotency.errors.js';
 import { aBoolean, aPositiveInteger, describe, milliseconds } from './checks.js';
 import { MAX_TIMER_MS, MAX_TTL_MS } from './defaults.js';
 import type { Duration } from './duration.js';
+
+/** A publish the broker refused, or did not confirm in time: the relay tries the message again later. */
+export class OutboxPublishError extends IdempotencyError {
+  override name = 'OutboxPublishError';
+}
 
 /** A message as a relay hands it to a publisher. */
 export interface OutboxMessage {

@@ -8,7 +8,7 @@ import {
 import { randomBytes } from 'node:crypto';
 import { DatabaseHost, type Statement, type StatementResult } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import type { OutboxSettings } from '../options/outbox-options.js';
+import { OutboxPublishError, type OutboxSettings } from '../options/outbox-options.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { CLAIM_MESSAGES, MARK_SENT, PUT_OFF, SWEEP_SENT } from '../store/outbox/outbox.sql.js';
 import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
@@ -189,7 +189,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private publish(row: ClaimedRow): Promise<void> {
     const publisher = this.outbox!.publishers.get(row.publisher);
     if (publisher === undefined)
-      return Promise.reject(new Error(`this instance has no publisher named "${row.publisher}" in outbox.publishers`));
+      return Promise.reject(
+        new OutboxPublishError(`this instance has no publisher named "${row.publisher}" in outbox.publishers`),
+      );
     const message = { id: row.message_id, destination: row.destination, payload: row.payload, headers: row.headers };
     return publishedWithin(publisher, message, this.outbox!.claimMs);
   }

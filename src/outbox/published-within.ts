@@ -1,4 +1,4 @@
-import type { OutboxMessage, OutboxPublisher } from '../options/outbox-options.js';
+import { type OutboxMessage, OutboxPublishError, type OutboxPublisher } from '../options/outbox-options.js';
 
 /**
  * `publisher.publish(message)`, given up (rejected) once it has not settled within `ms`: past the
@@ -7,7 +7,7 @@ import type { OutboxMessage, OutboxPublisher } from '../options/outbox-options.j
 export function publishedWithin(publisher: OutboxPublisher, message: OutboxMessage, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const givenUp = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the broker did not confirm within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new OutboxPublishError(`the broker did not confirm within ${ms} ms`)), ms);
   });
   let publishing: Promise<void>;
   try {

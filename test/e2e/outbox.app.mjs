@@ -23,9 +23,9 @@ import {
   IdempotencyOutbox,
   IdempotencyService,
   Idempotent,
-  jetStreamPublisher,
   rabbitMqPublisher,
 } from 'nestjs-pg-idempotency';
+import { jetStreamPublisher } from 'nestjs-pg-idempotency/jetstream';
 import { hostOf } from '../support/app-hosts.mjs';
 import { decorate } from '../support/decorate.mjs';
 

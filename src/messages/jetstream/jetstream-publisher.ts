@@ -1,3 +1,4 @@
+import { headers as natsHeaders } from 'nats';
 import type { OutboxMessage, OutboxPublisher } from '../../options/outbox-options.js';
 
 /** What the publisher uses of a `nats` JetStream client (`connection.jetstream()`). */
@@ -8,20 +9,20 @@ export interface JetStreamPublishing {
 /**
  * Publishes the outbox's messages to NATS JetStream: the message's id as `Nats-Msg-Id` (the
  * stream's duplicate window drops a re-publish within it, and an `@IdempotentMessage()` consumer
- * reads it as the key by default). A message is delivered once the stream acks it, a duplicate
- * ack included; a message with headers of its own has them set with `nats`' `headers()`.
+ * reads it as the key by default), its headers as NATS headers. A message is delivered once the
+ * stream acks it, a duplicate ack included.
+ *
+ * ```ts
+ * outbox: { publishers: { nats: jetStreamPublisher(connection.jetstream()) } }
+ * ```
  */
 export function jetStreamPublisher(js: JetStreamPublishing): OutboxPublisher {
-  let natsHeaders: Promise<() => { set(name: string, value: string): void }> | undefined;
   return {
     async publish(message: OutboxMessage): Promise<void> {
       const names = Object.keys(message.headers);
-      let headers: { set(name: string, value: string): void } | undefined;
+      let headers: ReturnType<typeof natsHeaders> | undefined;
       if (names.length > 0) {
-        natsHeaders ??= import('nats').then(
-          (nats) => nats.headers ?? (nats as unknown as { default: typeof nats }).default.headers,
-        );
-        headers = (await natsHeaders)();
+        headers = natsHeaders();
         for (const name of names) headers.set(name, message.headers[name]);
       }
       await js.publish(message.destination, message.payload, { msgID: message.id, ...(headers ? { headers } : {}) });

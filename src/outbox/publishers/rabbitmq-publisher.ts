@@ -1,4 +1,4 @@
-import type { OutboxMessage, OutboxPublisher } from '../../options/outbox-options.js';
+import { type OutboxMessage, OutboxPublishError, type OutboxPublisher } from '../../options/outbox-options.js';
 
 /** What the publisher uses of an amqplib `ConfirmChannel` (`connection.createConfirmChannel()`). */
 export interface AmqpConfirmChannel {
@@ -66,10 +66,14 @@ export function rabbitMqPublisher(
           (error) => {
             // The broker sends a returned message before its confirm.
             if (returned.delete(message.id))
-              reject(new Error(`RabbitMQ returned the message: no queue is bound for "${message.destination}"`));
+              reject(
+                new OutboxPublishError(`RabbitMQ returned the message: no queue is bound for "${message.destination}"`),
+              );
             else if (error)
               reject(
-                error instanceof Error ? error : new Error(`RabbitMQ did not confirm the message: ${String(error)}`),
+                error instanceof Error
+                  ? error
+                  : new OutboxPublishError(`RabbitMQ did not confirm the message: ${String(error)}`),
               );
             else resolve();
           },
