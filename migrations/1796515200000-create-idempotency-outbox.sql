@@ -9,7 +9,7 @@ CREATE TABLE IF NOT EXISTS idempotency_outbox (
   destination   text         NOT NULL,
   ordering_key  text         COLLATE "C" NOT NULL,
   payload       bytea        NOT NULL,
-  headers       jsonb        NOT NULL DEFAULT '{}',
+  headers       jsonb        NOT NULL DEFAULT '[]',
   created_at    timestamptz  NOT NULL DEFAULT now(),
   claimed_until timestamptz,
   claim_token   bigint,

@@ -72,7 +72,7 @@ export class IdempotencyOutbox {
     const row = { publisher: to, destination: message.destination, ...readable(message) };
     let staged = this.staged.get(execution);
     if (staged === undefined) {
-      staged = new StagedMessages(execution.scope, () => this.relay.nudge());
+      staged = new StagedMessages(execution.scope, this.settings.outcomes, () => this.relay.nudge());
       execution.withOutcome(staged);
       this.staged.set(execution, staged);
     }

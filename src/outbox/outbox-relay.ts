@@ -11,6 +11,7 @@ import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { OutboxPublishError, type OutboxSettings } from '../options/outbox-options.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { CLAIM_MESSAGES, MARK_SENT, PUT_OFF, SWEEP_SENT } from '../store/outbox/outbox.sql.js';
+import { messageContent } from '../store/outbox/outbox-payloads.js';
 import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
 import { IdempotencyTelemetry } from '../observe/telemetry/idempotency-telemetry.js';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +29,7 @@ interface ClaimedRow {
   publisher: string;
   destination: string;
   payload: Buffer;
-  headers: Record<string, string>;
+  headers: unknown;
   attempts: number;
   /** From the staging transaction's start to the claim. */
   waited_ms: number;
@@ -192,7 +193,14 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       return Promise.reject(
         new OutboxPublishError(`this instance has no publisher named "${row.publisher}" in outbox.publishers`),
       );
-    const message = { id: row.message_id, destination: row.destination, payload: row.payload, headers: row.headers };
+    let content;
+    try {
+      const address = { messageId: row.message_id, publisher: row.publisher, destination: row.destination };
+      content = messageContent(this.settings.outcomes, address, row);
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+    const message = { id: row.message_id, destination: row.destination, ...content };
     return publishedWithin(publisher, message, this.outbox!.claimMs);
   }
 

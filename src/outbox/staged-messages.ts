@@ -2,15 +2,27 @@ import type { Statement } from '../hosts/database-host.js';
 import type { CommittedEffect } from '../hosts/execution-context.js';
 import { deriveDownstreamKey } from '../key/downstream-key.js';
 import type { ScopedKey } from '../key/scoped-key.js';
+import { messageColumns } from '../store/outbox/outbox-payloads.js';
 import { STAGE_MESSAGES } from '../store/outbox/outbox.sql.js';
+import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
 
-/** One message staged, ready for its row. */
+/** One message to stage. */
 export interface StagedRow {
   publisher: string;
   destination: string;
   orderingKey?: string;
   payload: Buffer;
   headers: Record<string, string>;
+}
+
+/** A staged message's row, its columns written (sealed, when storage is) as it was staged. */
+interface RowColumns {
+  messageId: string;
+  publisher: string;
+  destination: string;
+  orderingKey: string;
+  headers: string;
+  payload: Buffer;
 }
 
 /**
@@ -22,33 +34,44 @@ export interface StagedRow {
  * by their key: one key's messages leave in the order staged.
  */
 export class StagedMessages implements CommittedEffect {
-  private readonly rows: StagedRow[] = [];
-  private orderedByKey?: string;
+  private readonly rows: RowColumns[] = [];
+  private readonly orderedByKey: string;
 
   constructor(
     private readonly scope: ScopedKey,
+    private readonly outcomes: StoredOutcomes,
     private readonly onCommitted: () => void,
-  ) {}
+  ) {
+    this.orderedByKey = deriveDownstreamKey(scope, 'outbox');
+  }
 
   /** Adds a message; returns its id. */
   add(row: StagedRow): string {
-    const id = deriveDownstreamKey(this.scope, `outbox/${this.rows.length}`);
-    this.rows.push(row);
-    return id;
+    const messageId = deriveDownstreamKey(this.scope, `outbox/${this.rows.length}`);
+    const { publisher, destination } = row;
+    const [headers, payload] = messageColumns(this.outcomes, { messageId, publisher, destination }, row);
+    this.rows.push({
+      messageId,
+      publisher,
+      destination,
+      orderingKey: row.orderingKey ?? this.orderedByKey,
+      headers,
+      payload,
+    });
+    return messageId;
   }
 
   statement(): Statement {
-    const ids = this.rows.map((_, position) => deriveDownstreamKey(this.scope, `outbox/${position}`));
-    this.orderedByKey ??= deriveDownstreamKey(this.scope, 'outbox');
+    const column = <K extends keyof RowColumns>(name: K) => this.rows.map((row) => row[name]);
     return [
       STAGE_MESSAGES,
       [
-        ids,
-        this.rows.map((row) => row.publisher),
-        this.rows.map((row) => row.destination),
-        this.rows.map((row) => row.orderingKey ?? this.orderedByKey),
-        this.rows.map((row) => row.payload),
-        this.rows.map((row) => JSON.stringify(row.headers)),
+        column('messageId'),
+        column('publisher'),
+        column('destination'),
+        column('orderingKey'),
+        column('payload'),
+        column('headers'),
       ],
     ];
   }

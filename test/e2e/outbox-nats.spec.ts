@@ -8,11 +8,11 @@ import { describeWith } from '../support/services.js';
 
 const OUTBOX_APP = 'test/e2e/outbox.app.mjs';
 
-/** The outbox's rows of `caller`'s messages, in staging order. */
-function outboxRows(caller: string) {
+/** The outbox's rows of the messages staged to `destination` (each test's own), in staging order. */
+function outboxRows(destination: string) {
   return sql<{ message_id: string; sent_at: Date | null }>(
-    `SELECT message_id, sent_at FROM idempotency_outbox WHERE convert_from(payload, 'UTF8')::jsonb -> 'data' ->> 'caller' = $1 ORDER BY id`,
-    [`${caller}:out`],
+    `SELECT message_id, sent_at FROM idempotency_outbox WHERE destination = $1 ORDER BY id`,
+    [destination],
   );
 }
 
@@ -59,8 +59,10 @@ describeWith('nats')('the outbox on NATS JetStream', () => {
     expect(response.status).toBe(201);
     const { ids } = (await response.json()) as { ids: string[] };
     await waitFor('the three messages consumed', async () => (await amounts(`${caller}:out`)).length === 3);
-    await waitFor('the messages marked sent', async () => (await outboxRows(caller)).every((row) => row.sent_at));
-    expect((await outboxRows(caller)).map((row) => row.message_id)).toEqual(ids);
+    await waitFor('the messages marked sent', async () =>
+      (await outboxRows(`${stream.prefix}payment.created`)).every((row) => row.sent_at),
+    );
+    expect((await outboxRows(`${stream.prefix}payment.created`)).map((row) => row.message_id)).toEqual(ids);
     expect(await amounts(`${caller}:out`)).toEqual([7000, 7001, 7002]);
     expect(await stats(consuming)).toEqual({ executed: 3 });
   });
@@ -71,9 +73,13 @@ describeWith('nats')('the outbox on NATS JetStream', () => {
     await order(app, { caller, amount: 8, killRelay: true }).catch(() => undefined);
     await waitFor('the relay to die after the ack', async () => gone(app));
     await waitFor('the first copy consumed', async () => (await amounts(`${caller}:out`)).length === 1);
-    expect((await outboxRows(caller))[0].sent_at).toBeNull();
+    expect((await outboxRows(`${stream.prefix}payment.created`))[0].sent_at).toBeNull();
     await outboxApp({ SURVIVES: '1' });
-    await waitFor('the message marked sent', async () => (await outboxRows(caller))[0].sent_at !== null, 30_000);
+    await waitFor(
+      'the message marked sent',
+      async () => (await outboxRows(`${stream.prefix}payment.created`))[0].sent_at !== null,
+      30_000,
+    );
     await waitFor('the second copy absorbed', async () => (await stats(consuming)).replayed === 1);
     expect(await stats(consuming)).toEqual({ executed: 1, replayed: 1 });
     expect(await amounts(`${caller}:out`)).toEqual([8000]);

@@ -32,11 +32,11 @@ async function order(app: DemoProcess, body: Order, key = randomUUID()): Promise
   return { status: response.status, body: await response.json() };
 }
 
-/** The outbox's rows of the messages staged for `caller`'s orders, in staging order. */
-function outboxRows(caller: string) {
+/** The outbox's rows of the messages staged to `destination` (each test's own), in staging order. */
+function outboxRows(destination: string) {
   return sql<{ message_id: string; sent_at: Date | null; attempts: number }>(
-    `SELECT message_id, sent_at, attempts FROM idempotency_outbox WHERE convert_from(payload, 'UTF8')::jsonb -> 'data' ->> 'caller' = $1 ORDER BY id`,
-    [`${caller}:out`],
+    `SELECT message_id, sent_at, attempts FROM idempotency_outbox WHERE destination = $1 ORDER BY id`,
+    [destination],
   );
 }
 
@@ -67,8 +67,10 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     await waitFor('both messages consumed', async () => (await amounts(`${caller}:out`)).length === 2);
     const replayed = await order(app, { caller, amount: 1, destination: consumers.queue().name, messages: 2 }, key);
     expect(replayed).toEqual(first);
-    await waitFor('the messages marked sent', async () => (await outboxRows(caller)).every((row) => row.sent_at));
-    const rows = await outboxRows(caller);
+    await waitFor('the messages marked sent', async () =>
+      (await outboxRows(consumers.queue().name)).every((row) => row.sent_at),
+    );
+    const rows = await outboxRows(consumers.queue().name);
     expect(rows.map((row) => row.message_id)).toEqual(first.body.ids);
     expect(await amounts(`${caller}:out`)).toEqual([1000, 1001]);
     expect(await amounts(caller)).toEqual([1]);
@@ -81,12 +83,12 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     const key = randomUUID();
     const destination = consumers.queue().name;
     expect((await order(app, { caller, amount: 2, destination, fail: true }, key)).status).toBe(500);
-    expect(await outboxRows(caller)).toEqual([]);
+    expect(await outboxRows(consumers.queue().name)).toEqual([]);
     expect(await amounts(caller)).toEqual([]);
     expect((await order(app, { caller, amount: 2, destination }, key)).status).toBe(201);
     await waitFor('the retry’s message consumed', async () => (await amounts(`${caller}:out`)).length === 1);
     expect(await amounts(caller)).toEqual([2]);
-    expect(await outboxRows(caller)).toHaveLength(1);
+    expect(await outboxRows(consumers.queue().name)).toHaveLength(1);
     expect(await stats(consumer)).toEqual({ executed: 1 });
   });
 
@@ -101,11 +103,11 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
       }).then((response) => response.json());
     const destination = consumers.queue().name;
     expect(await call({ caller, amount: 3, destination, fail: true })).toMatchObject({ kind: 'failed' });
-    expect(await outboxRows(caller)).toEqual([]);
+    expect(await outboxRows(consumers.queue().name)).toEqual([]);
     expect(await call({ caller, amount: 3, destination })).toMatchObject({ kind: 'executed' });
     expect(await call({ caller, amount: 3, destination })).toMatchObject({ kind: 'replayed' });
     await waitFor('the message consumed', async () => (await amounts(`${caller}:out`)).length === 1);
-    expect(await outboxRows(caller)).toHaveLength(1);
+    expect(await outboxRows(consumers.queue().name)).toHaveLength(1);
     expect(await stats(consumer)).toEqual({ executed: 1 });
   });
 
@@ -142,6 +144,35 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     }
   });
 
+  it('with storage.encryption, a staged message is sealed in the outbox (no payload nor header in clear) and published in clear', async () => {
+    const queue = await testQueue('idempotency-outbox-sealed');
+    const app = await startApp({ SEALED: '1' });
+    const connection = await amqplib.connect(RABBITMQ_URL);
+    try {
+      const caller = newCaller();
+      const headers = { 'x-tenant': 'acme-sealed' };
+      const { status, body } = await order(app, { caller, amount: 9, destination: queue.name, headers });
+      expect(status).toBe(201);
+      const channel = await connection.createChannel();
+      const message = await waitFor(
+        'the message in the queue',
+        async () => (await channel.get(queue.name)) || undefined,
+      );
+      expect(message.properties).toMatchObject({ messageId: body.ids[0], headers });
+      expect(JSON.parse(message.content.toString())).toMatchObject({ data: { caller: `${caller}:out`, amount: 9000 } });
+      const [row] = await sql<{ headers: unknown; payload: Buffer }>(
+        'SELECT headers, payload FROM idempotency_outbox WHERE destination = $1',
+        [queue.name],
+      );
+      expect(row.headers).toEqual({ sealedWith: 'outbox-test' });
+      expect(row.payload.includes(caller)).toBe(false);
+      expect(row.payload.includes('acme-sealed')).toBe(false);
+    } finally {
+      await connection.close();
+      await queue.close();
+    }
+  });
+
   it('an app SIGKILLed right after its commit, before it answered: the message is in the outbox, unsent, and the restarted relay sends it once', async () => {
     const [consumer, app] = await Promise.all([consumers.started(), startApp({ CLAIM_MS: '1000' })]);
     const caller = newCaller();
@@ -149,11 +180,14 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     await expect(order(app, { caller, amount: 5, destination, kill: 'after-commit' })).rejects.toThrow();
     await waitFor('the app to die', async () => gone(app));
     expect(await amounts(caller)).toEqual([5]);
-    const [staged] = await outboxRows(caller);
+    const [staged] = await outboxRows(consumers.queue().name);
     expect(staged.sent_at).toBeNull();
     await startApp({ SURVIVES: '1', CLAIM_MS: '1000' });
     await waitFor('the message consumed', async () => (await amounts(`${caller}:out`)).length === 1, 30_000);
-    await waitFor('the message marked sent', async () => (await outboxRows(caller))[0].sent_at !== null);
+    await waitFor(
+      'the message marked sent',
+      async () => (await outboxRows(consumers.queue().name))[0].sent_at !== null,
+    );
     expect(await amounts(`${caller}:out`)).toEqual([5000]);
     expect((await stats(consumer)).executed).toBe(1);
   });
@@ -167,12 +201,16 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     // The answer may or may not have left before the relay killed its process.
     if (answer) expect(answer.status).toBe(201);
     await waitFor('the first copy consumed', async () => (await amounts(`${caller}:out`)).length === 1);
-    expect((await outboxRows(caller))[0].sent_at).toBeNull();
+    expect((await outboxRows(consumers.queue().name))[0].sent_at).toBeNull();
     await startApp({ SURVIVES: '1', CLAIM_MS: '1000' });
-    await waitFor('the message marked sent', async () => (await outboxRows(caller))[0].sent_at !== null, 30_000);
+    await waitFor(
+      'the message marked sent',
+      async () => (await outboxRows(consumers.queue().name))[0].sent_at !== null,
+      30_000,
+    );
     await waitFor('the second copy absorbed', async () => (await stats(consumer)).replayed === 1);
     expect(await stats(consumer)).toEqual({ executed: 1, replayed: 1 });
     expect(await amounts(`${caller}:out`)).toEqual([6000]);
-    expect((await outboxRows(caller))[0].attempts).toBe(2);
+    expect((await outboxRows(consumers.queue().name))[0].attempts).toBe(2);
   });
 });

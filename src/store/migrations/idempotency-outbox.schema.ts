@@ -7,7 +7,9 @@
  *   the messages were staged in; `message_id` the id the broker and the consumer see (derived
  *   from the key and the message's position, the same on every re-publish).
  * - `publisher` names one of the module's `outbox.publishers`; `destination` is its queue or
- *   routing key (RabbitMQ) or subject (JetStream); `payload` the body's bytes.
+ *   routing key (RabbitMQ) or subject (JetStream); `payload` the body's bytes and `headers` its
+ *   headers as name-value pairs, or, with `storage.encryption`, both sealed in `payload` and
+ *   `headers` `{"sealedWith": id}`, as the key table's outcomes are.
  * - `ordering_key`: messages of one ordering key are published one at a time, in `id` order.
  * - `claimed_until` and `claim_token`: a relay's claim (a lease; none is held across the broker's
  *   round trip); after a failed publish, the time before which the message is not tried again.
@@ -21,7 +23,7 @@ export const CREATE_IDEMPOTENCY_OUTBOX: readonly string[] = [
   destination   text         NOT NULL,
   ordering_key  text         COLLATE "C" NOT NULL,
   payload       bytea        NOT NULL,
-  headers       jsonb        NOT NULL DEFAULT '{}',
+  headers       jsonb        NOT NULL DEFAULT '[]',
   created_at    timestamptz  NOT NULL DEFAULT now(),
   claimed_until timestamptz,
   claim_token   bigint,
