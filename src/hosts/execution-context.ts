@@ -19,7 +19,7 @@ export interface IdempotentExecution {
   readonly handle?: unknown;
   /**
    * Adds a write that commits with the key's outcome, in the key's transaction (the outbox's
-   * staged messages): not written when the work fails or the key is freed. Absent in lease mode.
+   * staged messages): not written when the work fails or the key is freed.
    */
   readonly withOutcome?: (effect: CommittedEffect) => void;
 }

@@ -60,7 +60,9 @@ export class IdempotencyOutbox {
       );
     }
     if (execution.withOutcome === undefined)
-      throw new OutboxStagingError('IdempotencyOutbox.stage() needs transactional mode: lease mode stages nothing yet');
+      throw new OutboxStagingError(
+        'IdempotencyOutbox.stage(): this keyed work cannot stage (its hold takes no effects)',
+      );
     const to = message.to ?? (outbox.publishers.size === 1 ? [...outbox.publishers.keys()][0] : undefined);
     if (to === undefined || !outbox.publishers.has(to)) {
       throw new IdempotencyConfigurationError(

@@ -1,4 +1,12 @@
-import { Body, Controller, Get, type INestApplication, Module, Post } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  type INestApplication,
+  Module,
+  Post,
+  UnprocessableEntityException,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
 import amqplib, { type ChannelModel } from 'amqplib';
@@ -40,8 +48,10 @@ class StagingController {
 
   @Post('stage-leased')
   @Idempotent({ mode: 'lease' })
-  stageLeased(@Body() body: { destination: string }) {
-    return { id: this.outbox.stage({ destination: body.destination, payload: { staged: true } }) };
+  stageLeased(@Body() body: { destination: string; fail?: boolean }) {
+    const id = this.outbox.stage({ destination: body.destination, payload: { leased: true } });
+    if (body.fail) throw new UnprocessableEntityException('declined after staging');
+    return { id };
   }
 
   @Get('health')
@@ -104,8 +114,9 @@ describeWith('rabbitmq')(
     });
 
     it('a returned message stays unsent and is tried again (console, events, health, metrics); once its queue exists it is sent, then swept', async () => {
-      // Messages other suites left unsent count in the backlog too: the relays that staged them are gone.
-      await sql("DELETE FROM idempotency_outbox WHERE sent_at IS NULL AND created_at < now() - interval '1 minute'");
+      // The backlog is the table's: messages earlier tests left unsent (their relays are gone, the
+      // suites run one at a time) would count in it too.
+      await sql('DELETE FROM idempotency_outbox WHERE sent_at IS NULL');
       const destination = `idempotency-outbox-unbound.${randomUUID()}`;
       const staged = await send(`${url}/stage`, { body: { destination }, key: randomUUID() });
       expect(staged.status).toBe(201);
@@ -160,14 +171,38 @@ describeWith('rabbitmq')(
       expect(await sql('SELECT 1 FROM idempotency_outbox WHERE message_id = $1', [staged.json.id])).toEqual([]);
     });
 
-    it('stage() outside keyed work, and in lease mode, refuses and writes nothing', async () => {
+    it('stage() outside keyed work refuses; in lease mode a message is written with the outcome and sent once, and a failed run leaves none', async () => {
       expect(() => app.get(IdempotencyOutbox).stage({ destination: 'nowhere', payload: {} })).toThrow(
         OutboxStagingError,
       );
       const destination = `idempotency-outbox-leased.${randomUUID()}`;
-      const leased = await send(`${url}/stage-leased`, { body: { destination }, key: randomUUID() });
-      expect(leased.status).toBe(500);
-      expect(await sql('SELECT 1 FROM idempotency_outbox WHERE destination = $1', [destination])).toEqual([]);
+      const channel = await broker.createChannel();
+      await channel.assertQueue(destination, { durable: false });
+      try {
+        const declined = await send(`${url}/stage-leased`, { body: { destination, fail: true }, key: randomUUID() });
+        expect(declined.status).toBe(422);
+        expect(await sql('SELECT 1 FROM idempotency_outbox WHERE destination = $1', [destination])).toEqual([]);
+        const key = randomUUID();
+        const leased = await send(`${url}/stage-leased`, { body: { destination }, key });
+        expect(leased.status).toBe(201);
+        const replayed = await send(`${url}/stage-leased`, { body: { destination }, key });
+        expect(replayed.json).toEqual(leased.json);
+        const delivered = await waitFor(
+          'the message in its queue',
+          async () => (await channel.get(destination)) || undefined,
+        );
+        expect(delivered.properties.messageId).toBe(leased.json.id);
+        const sent = () =>
+          sql('SELECT 1 FROM idempotency_outbox WHERE destination = $1 AND sent_at IS NOT NULL', [destination]);
+        await waitFor('the message marked sent', async () => (await sent()).length === 1);
+        expect(await sql('SELECT message_id FROM idempotency_outbox WHERE destination = $1', [destination])).toEqual([
+          { message_id: leased.json.id },
+        ]);
+        expect(await channel.get(destination)).toBe(false);
+      } finally {
+        await channel.deleteQueue(destination);
+        await channel.close();
+      }
     });
   },
 );

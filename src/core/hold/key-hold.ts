@@ -10,8 +10,9 @@ export interface KeyHold {
   readonly handle?: unknown;
   readonly isOpen: boolean;
   /**
-   * Adds a write committed with the outcome when the work succeeded (transactional mode only):
-   * by `complete()` of a work that did not fail, and by `release(true)`.
+   * Adds a write committed with the outcome when the work succeeded: by `complete()` of a work
+   * that did not fail, and by `release(true)` (lease mode takes the outbox's staged messages only,
+   * written in its recording's statement).
    */
   readonly addEffect?: (effect: CommittedEffect) => void;
   /** Starts the handler in the scope its database host gives it (see `KeyTransaction.enterHandler`). */

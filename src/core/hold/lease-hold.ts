@@ -6,6 +6,9 @@ import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
 import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from '../../store/table/record.sql.js';
+import { COMPLETE_LEASE_AND_STAGE, STAGE_MESSAGES } from '../../store/outbox/outbox.sql.js';
+import type { CommittedEffect } from '../../hosts/execution-context.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 const logger = new Logger('Idempotency');
 
@@ -22,6 +25,7 @@ export class LeaseHold implements KeyHold {
   private ended = false;
   private renewal?: NodeJS.Timeout;
   private renewing = false;
+  private readonly effects: CommittedEffect[] = [];
 
   constructor(
     /** Its statements run on the host's own pool, each bounded to a third of the lease. */
@@ -53,12 +57,21 @@ export class LeaseHold implements KeyHold {
     return !this.ended;
   }
 
-  async complete(response: StoredResponse): Promise<Completion> {
+  /**
+   * Lease mode writes the outbox's staged messages (`STAGE_MESSAGES` effects, the only ones it
+   * takes) in the recording's own statement, only while the lease holds; none when the work failed.
+   */
+  readonly addEffect = (effect: CommittedEffect): void => {
+    if (this.ended) throw new IdempotencyError('the lease has ended: nothing more is written with its outcome');
+    this.effects.push(effect);
+  };
+
+  async complete(response: StoredResponse, handlerFailed = false): Promise<Completion> {
     if (this.ended) return 'skipped';
     this.end();
     const { scope, fingerprint, ttlMs } = this.request;
     const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
-    const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, [
+    const params = [
       scope.row.key,
       scope.row.caller,
       scope.row.endpoint,
@@ -67,15 +80,41 @@ export class LeaseHold implements KeyHold {
       headers,
       body,
       ttlMs,
-    ]);
-    return rowCount === 1 ? 'recorded' : 'lost';
+    ];
+    const staged = handlerFailed ? undefined : this.stagedParams();
+    if (staged === undefined) {
+      const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, params);
+      return rowCount === 1 ? 'recorded' : 'lost';
+    }
+    const { rows } = await this.run('recording the outcome', COMPLETE_LEASE_AND_STAGE, [...params, ...staged]);
+    if (rows[0].completed !== 1) return 'lost';
+    for (const effect of this.effects) effect.committed();
+    return 'recorded';
   }
 
-  async release(): Promise<void> {
+  async release(keepWrites = false): Promise<void> {
     if (this.ended) return;
     this.end();
+    const staged = keepWrites ? this.stagedParams() : undefined;
+    if (staged !== undefined) {
+      // The work's writes stay (a success not stored): its messages go too, before the key is freed.
+      await this.run('staging messages', STAGE_MESSAGES, staged);
+      for (const effect of this.effects) effect.committed();
+    }
     const { key, caller, endpoint } = this.request.scope.row;
     await this.run('releasing the key', RELEASE_LEASE, [key, caller, endpoint, this.token]);
+  }
+
+  /** The staged messages' six column arrays (`STAGE_MESSAGES`'s parameters), or none. */
+  private stagedParams(): unknown[][] | undefined {
+    if (this.effects.length === 0) return undefined;
+    const columns: unknown[][] = [[], [], [], [], [], []];
+    for (const effect of this.effects) {
+      const [statement, params] = effect.statement();
+      if (statement !== STAGE_MESSAGES) throw new IdempotencyError(`lease mode cannot write ${statement.name}`);
+      params.forEach((values, index) => columns[index].push(...(values as unknown[])));
+    }
+    return columns;
   }
 
   /**

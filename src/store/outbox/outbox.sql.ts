@@ -1,4 +1,5 @@
 import type { SqlStatement } from '../../hosts/database-host.js';
+import { COMPLETE_LEASE } from '../table/record.sql.js';
 
 /**
  * Writes the messages one keyed execution staged, in its transaction, just before the key's own
@@ -14,6 +15,28 @@ SELECT message_id, publisher, destination, ordering_key, payload, headers
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::jsonb[])
   WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
 ORDER BY position`,
+};
+
+/**
+ * Lease mode's recording with staged messages: `COMPLETE_LEASE` ($1–$8), and in the same statement
+ * the messages ($9–$14, as `STAGE_MESSAGES`'s $1–$6) written only when the outcome was (the lease
+ * still held). Returns `completed`: 1, or 0 when the lease was taken over (nothing written).
+ */
+export const COMPLETE_LEASE_AND_STAGE: SqlStatement = {
+  name: 'nestjs_pg_idempotency_complete_lease_and_stage_v1',
+  types: [...COMPLETE_LEASE.types, 'text[]', 'text[]', 'text[]', 'text[]', 'bytea[]', 'jsonb[]'],
+  text: `
+WITH completed AS (${COMPLETE_LEASE.text.trim()}
+  RETURNING 1
+), staged AS (
+  INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers)
+  SELECT message_id, publisher, destination, ordering_key, payload, headers
+  FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::jsonb[])
+    WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
+  WHERE EXISTS (SELECT 1 FROM completed)
+  ORDER BY position
+)
+SELECT count(*)::int AS completed FROM completed`,
 };
 
 /**
