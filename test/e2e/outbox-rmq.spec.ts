@@ -213,4 +213,25 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     expect(await amounts(`${caller}:out`)).toEqual([6000]);
     expect((await outboxRows(consumers.queue().name))[0].attempts).toBe(2);
   });
+
+  describe.each([
+    ['typeorm', {}],
+    ['typeorm', { TYPEORM_ACCESS: 'public-api' }],
+    ['cls', {}],
+    ['prisma', {}],
+    ['cls-prisma', {}],
+  ])('on the %s host %j', (host, env) => {
+    it('an order’s message is sent once after its commit; one that throws after staging leaves none', async () => {
+      const [consumer, app] = await Promise.all([consumers.started(), startApp({ HOST: host, ...env })]);
+      const caller = newCaller();
+      const destination = consumers.queue().name;
+      expect((await order(app, { caller, amount: 11, destination, fail: true })).status).toBe(500);
+      expect((await order(app, { caller, amount: 12, destination })).status).toBe(201);
+      await waitFor('the message consumed', async () => (await amounts(`${caller}:out`)).length === 1);
+      expect(await amounts(caller)).toEqual([12]);
+      expect(await amounts(`${caller}:out`)).toEqual([12000]);
+      expect(await outboxRows(destination)).toHaveLength(1);
+      expect(await stats(consumer)).toEqual({ executed: 1 });
+    });
+  });
 });

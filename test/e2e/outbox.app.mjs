@@ -2,7 +2,7 @@
 // own, writing through the host HOST (../support/app-hosts.mjs; default 'drizzle'). Its outbox
 // has two publishers: 'rmq' (rabbitMqPublisher over an amqplib confirm channel) and 'nats'
 // (jetStreamPublisher); RELAY=0 turns its relay off; CLAIM_MS, POLL_MS set the relay's claim and
-// poll interval; SEALED=1: storage.encryption on (outcomes and staged messages sealed).
+// poll interval; TYPEORM_ACCESS: the module's typeormAccess; SEALED=1: storage.encryption on (outcomes and staged messages sealed).
 // - POST /orders (@Idempotent(), anonymous callers share one scope) { caller, amount, messages?,
 //   to?, destination, orderingKey?, headers?, fail?, kill?, killRelay? }: writes a payment (caller, amount),
 //   then stages `messages` (default 1) messages to `destination` on publisher `to` (default
@@ -51,6 +51,7 @@ const publishers = {
 };
 const chosen = await hostOf(env.HOST ?? 'drizzle', {
   anonymousCallers: 'shared',
+  ...(env.TYPEORM_ACCESS ? { typeormAccess: env.TYPEORM_ACCESS } : {}),
   ...(env.SEALED === '1'
     ? { storage: { encryption: { keys: [{ id: 'outbox-test', key: Buffer.alloc(32, 7) }] } } }
     : {}),
