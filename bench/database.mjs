@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import {
   CreateIdempotencyKeys1795996800000,
   CreatePartitionedIdempotencyKeys1795996800000,
+  CreateIdempotencyOutbox1796515200000,
 } from '../dist/esm//index.js';
 import { DEMO_TABLES } from '../dist/esm/demo/demo-tables.js';
 
@@ -82,7 +83,7 @@ async function migrate(url, keyTable) {
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [keyTable, ...DEMO_TABLES],
+    migrations: [keyTable, CreateIdempotencyOutbox1796515200000, ...DEMO_TABLES],
   });
   await dataSource.initialize();
   try {

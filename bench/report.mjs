@@ -106,6 +106,8 @@ export function printReport(results, host) {
     'replaySealedUncached',
     'executePrevious',
     'replayPrevious',
+    'executeOutboxWrites',
+    'executeOutboxStages',
   ].filter((name) => results.throughput[name]?.length);
   for (const scenario of hostScenarios) t[`${scenario}32`] = summarize(results.throughput[scenario]);
   const storm = Object.fromEntries(Object.entries(results.storm).map(([name, runs]) => [name, summarize(runs)]));
@@ -168,6 +170,8 @@ export function printReport(results, host) {
     replaySealedUncached: 'replay path, sealed, no replay cache (each replay read and opened)',
     executePrevious: 'execute path, the previous build (BENCH_PREVIOUS_DIST)',
     replayPrevious: 'replay path, the previous build',
+    executeOutboxWrites: 'execute path on Drizzle, outbox on, the handler only writes',
+    executeOutboxStages: 'execute path on Drizzle, outbox on, the handler also stages one message (RabbitMQ)',
   };
   for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
   for (const scenario of hostScenarios) add(named[scenario], t[`${scenario}32`]);
@@ -287,6 +291,13 @@ export function printReport(results, host) {
       perRound(atConcurrency('executeDrizzle', 32), atConcurrency('drizzleBaseline', 32), 'rps'),
       null,
     );
+    if (results.throughput.executeOutboxStages?.length) {
+      addRatio(
+        'handler that stages one message / the same handler that only writes (outbox on) req/s, concurrency 32',
+        perRound(atConcurrency('executeOutboxStages', 32), atConcurrency('executeOutboxWrites', 32), 'rps'),
+        null,
+      );
+    }
     if (results.throughput.executePrisma?.length) {
       const prismaExecute = perRound(atConcurrency('executePrisma', 32), atConcurrency('prismaBaseline', 32), 'rps');
       const typeOrmExecute = perRound(atConcurrency('execute', 32), atConcurrency('baseline', 32), 'rps');
@@ -456,6 +467,21 @@ export function printReport(results, host) {
       ],
     ],
   );
+
+  if (results.outboxLag?.length) {
+    line('## Outbox: staging to publish');
+    line();
+    line(
+      "The outbox pair's staging server, concurrency 32: each request stages one message, its relay (in the same " +
+        'process, nudged at each commit) publishes it to RabbitMQ through a confirm channel. Per round, over the ' +
+        "measured window: from the staging transaction's start (the row's `created_at`) to the broker's confirm.",
+    );
+    line();
+    table(
+      ['round', 'messages relayed', 'p50 ms', 'p99 ms'],
+      results.outboxLag.map((lag, index) => [index + 1, lag.count, ms(lag.p50), ms(lag.p99)]),
+    );
+  }
 
   const sweep = results.sweeper.during.side;
   line('## Sweeper');

@@ -77,6 +77,8 @@ try {
     moduleSealedUncached,
     modulePrevious,
     constant,
+    outboxWrites,
+    outboxStages,
   ] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', {
@@ -137,6 +139,28 @@ try {
         })
       : undefined,
     start('servers/constant.mjs', { name: 'constant-body server', env: serverEnv, execPath }),
+    // The outbox pair: the Drizzle module server with the outbox on, the handler only writing or
+    // also staging one message, each to a queue of its own on the machine's RabbitMQ.
+    start('servers/drizzle.mjs', {
+      name: 'drizzle module server (outbox on, only writes)',
+      env: {
+        ...serverEnv,
+        DRIZZLE_SERVER: 'module',
+        DRIZZLE_OUTBOX: 'write',
+        OUTBOX_QUEUE: `bench.outbox.${run}.writes`,
+      },
+      execPath,
+    }),
+    start('servers/drizzle.mjs', {
+      name: 'drizzle module server (outbox on, stages one message)',
+      env: {
+        ...serverEnv,
+        DRIZZLE_SERVER: 'module',
+        DRIZZLE_OUTBOX: 'stage',
+        OUTBOX_QUEUE: `bench.outbox.${run}.stages`,
+      },
+      execPath,
+    }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -183,7 +207,10 @@ try {
       executePrevious: [],
       replayPrevious: [],
       constant: [],
+      executeOutboxWrites: [],
+      executeOutboxStages: [],
     },
+    outboxLag: [],
     storm: { alone: [], during: [], control: [] },
     sweeper: {},
   };
@@ -200,6 +227,8 @@ try {
   for (const host of [
     moduleCls,
     moduleDrizzle,
+    outboxWrites,
+    outboxStages,
     modulePrisma,
     moduleSealed,
     moduleUncached,
@@ -298,6 +327,17 @@ try {
         token: `bench-${run}-execute-drizzle`,
       }),
     );
+    // The outbox pair, the first of it alternating per round.
+    const outboxPair = [
+      ['executeOutboxWrites', 'execute path on Drizzle, outbox on, only writes', outboxWrites],
+      ['executeOutboxStages', 'execute path on Drizzle, outbox on, stages one message', outboxStages],
+    ];
+    for (const [scenario, label, server] of round % 2 ? outboxPair : [...outboxPair].reverse()) {
+      results.throughput[scenario].push(
+        await measure(`round ${round}: ${label}`, server, { ...hosts, token: `bench-${run}-${scenario}` }),
+      );
+      if (server === outboxStages) results.outboxLag.push(await outboxStages.call('outboxLag'));
+    }
     // Prisma beside its own baseline (a plain interactive $transaction()), execute and replay.
     results.throughput.prismaBaseline.push(
       await measure(`round ${round}: Prisma baseline`, prismaBaseline, {
@@ -491,6 +531,9 @@ try {
       moduleUncached,
       moduleSealedUncached,
       modulePrevious,
+      constant,
+      outboxWrites,
+      outboxStages,
     ]
       .filter(Boolean)
       .map((child) => child.kill()),

@@ -78,9 +78,9 @@ export function statementLabel(text) {
 /**
  * Listens on a free loopback port, reports `ready` with it, then answers the orchestrator's
  * commands: `reset` and `stats` of the counters (SQL round trips, HTTP responses finished by
- * this server), `close`, and the server's own `commands`.
+ * this server; `onReset` is told of each reset), `close`, and the server's own `commands`.
  */
-export async function serve(app, commands = {}) {
+export async function serve(app, commands = {}, { onReset } = {}) {
   await app.listen(0, '127.0.0.1');
   const server = app.getHttpServer();
   let responses = 0;
@@ -92,6 +92,7 @@ export async function serve(app, commands = {}) {
       counter.total = 0;
       counter.byStatement.clear();
       responses = 0;
+      onReset?.();
       return {};
     },
     stats() {
