@@ -111,6 +111,29 @@ describeWith('rabbitmq')('the outbox on RabbitMQ: staged in the key’s transact
     expect(await stats(consumer)).toEqual({ executed: 1 });
   });
 
+  it('an @IdempotentMessage() handler stages as a route does: a delivery that fails leaves nothing, and a message delivered twice stages once', async () => {
+    const inbound = await testQueue('idempotency-outbox-in');
+    try {
+      const [consumer] = await Promise.all([consumers.started(), startApp({ IN_QUEUE: inbound.name })]);
+      const caller = newCaller();
+      const destination = consumers.queue().name;
+      inbound.publish('order.forward', { caller, amount: 13, destination, fail: true }, randomUUID());
+      await waitFor('the failed delivery dead-lettered', async () => (await inbound.counts()).dead === 1);
+      expect(await outboxRows(destination)).toEqual([]);
+      const id = randomUUID();
+      for (let i = 0; i < 2; i++)
+        inbound.publish('order.forward', { caller, amount: 14, destination, messages: 2 }, id);
+      await waitFor('both staged messages consumed', async () => (await amounts(`${caller}:out`)).length === 2);
+      await waitFor('the inbound queue drained', async () => (await inbound.counts()).ready === 0);
+      expect(await amounts(caller)).toEqual([14]);
+      expect(await outboxRows(destination)).toHaveLength(2);
+      expect(await amounts(`${caller}:out`)).toEqual([14000, 14001]);
+      expect(await stats(consumer)).toEqual({ executed: 2 });
+    } finally {
+      await inbound.close();
+    }
+  });
+
   it('one key’s messages leave in the order staged, persistent, with their ids as message-id and their headers', async () => {
     const queue = await testQueue('idempotency-outbox-order');
     const app = await startApp();

@@ -10,12 +10,15 @@
 //   amount * 1000 + n, killRelay } }; `fail`: throws after staging; `kill: 'after-commit'`:
 //   SIGKILLs itself once the outcome is committed, before answering. Answers { ids }.
 // - POST /calls/:key { caller, amount, destination }: the same through IdempotencyService.run().
+// - IN_QUEUE: an @IdempotentMessage() consumer of 'order.forward' on that queue (Nest's RMQ
+//   transport), which does what POST /orders does with the message's data (maxAttempts 1).
 // - A message whose data has killRelay: the relay SIGKILLs the process once the broker confirmed
 //   it, before marking it sent (SURVIVES=1: a process that never kills itself).
 // Prints "listening on <url>".
 import 'reflect-metadata';
 import { Body, Controller, Module, Param, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { EventPattern, Payload, Transport } from '@nestjs/microservices';
 import amqplib from 'amqplib';
 import { connect } from 'nats';
 import {
@@ -23,6 +26,7 @@ import {
   IdempotencyOutbox,
   IdempotencyService,
   Idempotent,
+  IdempotentMessage,
   rabbitMqPublisher,
 } from 'nestjs-pg-idempotency';
 import { jetStreamPublisher } from 'nestjs-pg-idempotency/jetstream';
@@ -109,14 +113,45 @@ Controller()(OrdersController);
 decorate(OrdersController, 'order', [Post('orders'), Idempotent()], [Body()]);
 decorate(OrdersController, 'call', [Post('calls/:key')], [Param('key'), Body()]);
 
+class ForwardController {
+  async forward(data) {
+    await chosen.pay(app, data);
+    stageAll(data);
+    if (data.fail) throw new Error(`failed after staging ${data.amount}`);
+  }
+}
+Controller()(ForwardController);
+decorate(
+  ForwardController,
+  'forward',
+  [EventPattern('order.forward'), IdempotentMessage({ maxAttempts: 1 })],
+  [Payload()],
+);
+
 class AppModule {}
-Module({ imports: chosen.imports, controllers: [OrdersController] })(AppModule);
+Module({ imports: chosen.imports, controllers: [OrdersController, ForwardController] })(AppModule);
 
 app = await NestFactory.create(AppModule, { logger: ['error', 'warn'] });
 app.get(IdempotencyEvents).subscribe((event) => {
   // The outcome and the staged messages are committed; the answer has not been sent.
   if (event.type === 'executed' && killAfterCommit) process.kill(process.pid, 'SIGKILL');
 });
+if (env.IN_QUEUE) {
+  app.connectMicroservice({
+    transport: Transport.RMQ,
+    options: {
+      urls: [RABBITMQ],
+      queue: env.IN_QUEUE,
+      noAck: false,
+      // As test/support/rabbitmq.ts declares the test queues: dead letters to `<queue>.dead`.
+      queueOptions: {
+        durable: true,
+        arguments: { 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': `${env.IN_QUEUE}.dead` },
+      },
+    },
+  });
+  await app.startAllMicroservices();
+}
 app.enableShutdownHooks();
 await app.listen(0, '127.0.0.1');
 console.log(`listening on http://127.0.0.1:${app.getHttpServer().address().port}`);
