@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newCaller } from '../support/http.js';
-import { DUPLICATE_WINDOW_MS, type TestStream, testStream } from '../support/jetstream.js';
-import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
-import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
+import { DUPLICATE_WINDOW_MS, type TestStream } from '../support/jetstream.js';
+import { amounts, gone, jetStreamConsumers, stats } from '../support/message-consumers.js';
+import { waitFor } from '../support/processes.js';
 import { describeWith } from '../support/services.js';
 
 /** Past the stream's duplicate window: JetStream takes the same id again, as after a publisher's timeout. */
@@ -11,26 +11,10 @@ const pastDuplicateWindow = () => sleep(DUPLICATE_WINDOW_MS + 100);
 
 /** Idempotent consumers on the machine's NATS JetStream, through JetStreamServer: exactly one effect per message key. */
 describeWith('nats')('messages on NATS JetStream (JetStreamServer, @IdempotentMessage())', () => {
+  const setup = jetStreamConsumers();
   let stream: TestStream;
-  const consumers: DemoProcess[] = [];
-  beforeEach(async () => (stream = await testStream()));
-  afterEach(async () => {
-    await Promise.all(consumers.splice(0).map((consumer) => consumer.kill().catch(() => undefined)));
-    await stream.close();
-  });
-  const started = async (env: Record<string, string> = {}) => {
-    const consumer = await startAppProcess(CONSUMER_APP, {
-      TRANSPORT: 'nats',
-      STREAM: stream.name,
-      DURABLE: stream.durable,
-      PATTERN_PREFIX: stream.prefix,
-      MAX_ATTEMPTS: '3',
-      ACK_WAIT_MS: '2000',
-      ...env,
-    });
-    consumers.push(consumer);
-    return consumer;
-  };
+  beforeEach(() => (stream = setup.stream()));
+  const started = setup.started;
 
   it("a message published three times (past the stream's duplicate window) has one effect: the first run and acked after its commit, each duplicate acked without running", async () => {
     const consumer = await started();

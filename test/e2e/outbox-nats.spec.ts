@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
-import { type TestStream, testStream } from '../support/jetstream.js';
-import { CONSUMER_APP, amounts, gone, stats } from '../support/message-consumers.js';
+import type { TestStream } from '../support/jetstream.js';
+import { amounts, gone, jetStreamConsumers, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { describeWith } from '../support/services.js';
 
@@ -22,29 +22,23 @@ function outboxRows(destination: string) {
  * writes one payment per message.
  */
 describeWith('nats')('the outbox on NATS JetStream', () => {
+  const setup = jetStreamConsumers();
   let stream: TestStream;
-  const processes: DemoProcess[] = [];
-  beforeEach(async () => (stream = await testStream()));
+  beforeEach(() => (stream = setup.stream()));
+  const consumer = () => setup.started();
+  const apps: DemoProcess[] = [];
   afterEach(async () => {
-    await Promise.all(processes.splice(0).map((child) => child.kill().catch(() => undefined)));
-    await stream.close();
+    await Promise.all(apps.splice(0).map((app) => app.kill().catch(() => undefined)));
   });
-  const start = async (script: string, env: Record<string, string>) => {
-    const child = await startAppProcess(script, env);
-    processes.push(child);
-    return child;
-  };
-  const consumer = () =>
-    start(CONSUMER_APP, {
-      TRANSPORT: 'nats',
-      STREAM: stream.name,
-      DURABLE: stream.durable,
-      PATTERN_PREFIX: stream.prefix,
-      MAX_ATTEMPTS: '3',
-      ACK_WAIT_MS: '2000',
+  const outboxApp = async (env: Record<string, string> = {}) => {
+    const app = await startAppProcess(OUTBOX_APP, {
+      PATTERN: `${stream.prefix}payment.created`,
+      CLAIM_MS: '1000',
+      ...env,
     });
-  const outboxApp = (env: Record<string, string> = {}) =>
-    start(OUTBOX_APP, { PATTERN: `${stream.prefix}payment.created`, CLAIM_MS: '1000', ...env });
+    apps.push(app);
+    return app;
+  };
   const order = (app: DemoProcess, body: object) =>
     fetch(`${app.url}/orders`, {
       method: 'POST',

@@ -1,4 +1,5 @@
 import { sql } from './database.js';
+import { type TestStream, testStream } from './jetstream.js';
 import { type DemoProcess, startAppProcess } from './processes.js';
 import { type TestQueue, testQueue } from './rabbitmq.js';
 
@@ -52,6 +53,38 @@ export function rmqConsumers(env: Record<string, string> = {}) {
         TRANSPORT: 'rmq',
         QUEUE: queue.name,
         MAX_ATTEMPTS: '3',
+        ...env,
+        ...more,
+      });
+      consumers.push(consumer);
+      return consumer;
+    },
+  };
+}
+
+/**
+ * A JetStream stream of its own for each test of the calling `describe`, and consumer processes of
+ * the consumer app on it (`env` over `TRANSPORT=nats`, the stream, its durable consumer and subject
+ * prefix, `MAX_ATTEMPTS=3`, `ACK_WAIT_MS=2000`), killed after each test.
+ */
+export function jetStreamConsumers(env: Record<string, string> = {}) {
+  let stream: TestStream;
+  const consumers: DemoProcess[] = [];
+  beforeEach(async () => (stream = await testStream()));
+  afterEach(async () => {
+    await Promise.all(consumers.splice(0).map((consumer) => consumer.kill().catch(() => undefined)));
+    await stream.close();
+  });
+  return {
+    stream: () => stream,
+    async started(more: Record<string, string> = {}) {
+      const consumer = await startAppProcess(CONSUMER_APP, {
+        TRANSPORT: 'nats',
+        STREAM: stream.name,
+        DURABLE: stream.durable,
+        PATTERN_PREFIX: stream.prefix,
+        MAX_ATTEMPTS: '3',
+        ACK_WAIT_MS: '2000',
         ...env,
         ...more,
       });

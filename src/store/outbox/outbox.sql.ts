@@ -2,19 +2,34 @@ import type { SqlStatement } from '../../hosts/database-host.js';
 import { COMPLETE_LEASE } from '../table/record.sql.js';
 
 /**
+ * The INSERT of staged messages, their six columns in arrays from parameter `$first` on (message
+ * ids, publishers, destinations, ordering keys, payloads, headers), one row per element, in order;
+ * `when`: a condition the rows are written under.
+ */
+function insertStaged(first: number, when = 'true'): string {
+  const [ids, publishers, destinations, orderingKeys, payloads, headers] = [0, 1, 2, 3, 4, 5].map(
+    (i) => `$${first + i}`,
+  );
+  return `INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers)
+  SELECT message_id, publisher, destination, ordering_key, payload, headers
+  FROM unnest(${ids}::text[], ${publishers}::text[], ${destinations}::text[], ${orderingKeys}::text[], ${payloads}::bytea[], ${headers}::jsonb[])
+    WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
+  WHERE ${when}
+  ORDER BY position`;
+}
+
+/** The types of the staged messages' six arrays. */
+const STAGED_TYPES = ['text[]', 'text[]', 'text[]', 'text[]', 'bytea[]', 'jsonb[]'];
+
+/**
  * Writes the messages one keyed execution staged, in its transaction, just before the key's own
  * row: one row per message, in the order staged. Params: message ids, publishers, destinations,
  * ordering keys, payloads, headers (arrays of one length).
  */
 export const STAGE_MESSAGES: SqlStatement = {
   name: 'nestjs_pg_idempotency_stage_messages_v1',
-  types: ['text[]', 'text[]', 'text[]', 'text[]', 'bytea[]', 'jsonb[]'],
-  text: `
-INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers)
-SELECT message_id, publisher, destination, ordering_key, payload, headers
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::jsonb[])
-  WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
-ORDER BY position`,
+  types: STAGED_TYPES,
+  text: insertStaged(1),
 };
 
 /**
@@ -24,17 +39,12 @@ ORDER BY position`,
  */
 export const COMPLETE_LEASE_AND_STAGE: SqlStatement = {
   name: 'nestjs_pg_idempotency_complete_lease_and_stage_v1',
-  types: [...COMPLETE_LEASE.types, 'text[]', 'text[]', 'text[]', 'text[]', 'bytea[]', 'jsonb[]'],
+  types: [...COMPLETE_LEASE.types, ...STAGED_TYPES],
   text: `
 WITH completed AS (${COMPLETE_LEASE.text.trim()}
   RETURNING 1
 ), staged AS (
-  INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers)
-  SELECT message_id, publisher, destination, ordering_key, payload, headers
-  FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::bytea[], $14::jsonb[])
-    WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
-  WHERE EXISTS (SELECT 1 FROM completed)
-  ORDER BY position
+  ${insertStaged(COMPLETE_LEASE.types.length + 1, 'EXISTS (SELECT 1 FROM completed)')}
 )
 SELECT count(*)::int AS completed FROM completed`,
 };
