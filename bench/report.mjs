@@ -469,12 +469,13 @@ export function printReport(results, host) {
   );
 
   if (results.outboxLag?.length) {
-    line('## Outbox: staging to publish');
+    line('## Outbox: commit to publish');
     line();
     line(
       "The outbox pair's staging server, concurrency 32: each request stages one message, its relay (in the same " +
         'process, nudged at each commit) publishes it to RabbitMQ through a confirm channel. Per round, over the ' +
-        "measured window: from the staging transaction's start (the row's `created_at`) to the broker's confirm.",
+        "measured window: from the commit (the row's `created_at`, the time of the staging statement sent with the " +
+        "COMMIT) to the broker's confirm.",
     );
     line();
     table(

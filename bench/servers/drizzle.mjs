@@ -7,8 +7,8 @@
 // - DRIZZLE_OUTBOX (module only): the module's outbox on, publishing to RabbitMQ (RABBITMQ_URL)
 //   through its relay; `stage`: the handler also stages one message (the payment) to the queue
 //   OUTBOX_QUEUE (declared here, kept at most 10,000 messages long); `write`: it only writes. The
-//   `outboxLag` command answers the p50 and p99 of the relayed messages' time from their staging
-//   transaction's start to the broker's confirm, since the last `reset` (the measured window).
+//   `outboxLag` command answers the p50 and p99 of the relayed messages' time from their commit to
+//   the broker's confirm, since the last `reset` (the measured window).
 // Decorators are applied by hand, as TypeScript would compile them.
 import { Body, Controller, Module, Post, Req, UseGuards, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -112,7 +112,7 @@ if (outboxMode)
 await serve(
   app,
   {
-    /** The p50 and p99 of the relayed messages' staging-to-confirm times since the last reset, and how many. */
+    /** The p50 and p99 of the relayed messages' commit-to-confirm times since the last reset, and how many. */
     outboxLag() {
       const sorted = [...lags].sort((a, b) => a - b);
       const at = (q) => sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * q) - 1)];

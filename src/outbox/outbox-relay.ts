@@ -31,7 +31,7 @@ interface ClaimedRow {
   payload: Buffer;
   headers: unknown;
   attempts: number;
-  /** From the staging transaction's start to the claim. */
+  /** From its commit (the staging statement's time) to the claim. */
   waited_ms: number;
 }
 

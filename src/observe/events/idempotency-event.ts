@@ -45,7 +45,7 @@ export type IdempotencyEvent =
   | { type: 'swept'; deleted: number; partitionsDropped?: number; durationMs: number }
   /**
    * The outbox's relay published a staged message (`sent`: the broker confirmed it; `failed`: it
-   * is tried again later). `lagMs`: from the staging transaction's start to the broker's answer.
+   * is tried again later). `lagMs`: from its commit (the staging statement, sent with the COMMIT) to the broker's answer.
    */
   | { type: 'outbox-relayed'; publisher: string; outcome: 'sent' | 'failed'; attempts: number; lagMs: number }
   /** The relay deleted sent messages older than `outbox.keepSent`. */

@@ -34,7 +34,7 @@ interface PromHistogram {
  * - `idempotency_handler_duration_seconds{handler, outcome}`: executed and released runs;
  * - `idempotency_keys_swept_total`;
  * - `idempotency_outbox_messages_total{publisher, outcome}` (sent, failed),
- *   `idempotency_outbox_lag_seconds{publisher}` (staging transaction to the broker's confirm),
+ *   `idempotency_outbox_lag_seconds{publisher}` (its commit to the broker's confirm),
  *   `idempotency_outbox_swept_total`.
  * Metrics are registered once per registry (several apps in one process share them).
  */
@@ -117,7 +117,7 @@ export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
       (name) =>
         new client.Histogram({
           name,
-          help: "Time from an outbox message's staging transaction to the broker's confirm",
+          help: "Time from an outbox message's commit to the broker's confirm",
           labelNames: ['publisher'],
           buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
           registers: [registry],

@@ -128,7 +128,7 @@ export class IdempotencyTelemetry implements OnModuleInit, OnApplicationShutdown
       description: 'Outbox messages the relay published, by publisher and outcome (sent, failed: tried again)',
     });
     const relayLag = meter.createHistogram('idempotency.outbox.lag', {
-      description: "Time from an outbox message's staging transaction to the broker's confirm",
+      description: "Time from an outbox message's commit to the broker's confirm",
       unit: 's',
     });
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {

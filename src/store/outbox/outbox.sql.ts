@@ -4,14 +4,15 @@ import { COMPLETE_LEASE } from '../table/record.sql.js';
 /**
  * The INSERT of staged messages, their six columns in arrays from parameter `$first` on (message
  * ids, publishers, destinations, ordering keys, payloads, headers), one row per element, in order;
- * `when`: a condition the rows are written under.
+ * `when`: a condition the rows are written under. `created_at` is the statement's own time: it
+ * runs in the message that commits, so it is the commit's time within a round trip.
  */
 function insertStaged(first: number, when = 'true'): string {
   const [ids, publishers, destinations, orderingKeys, payloads, headers] = [0, 1, 2, 3, 4, 5].map(
     (i) => `$${first + i}`,
   );
-  return `INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers)
-  SELECT message_id, publisher, destination, ordering_key, payload, headers
+  return `INSERT INTO idempotency_outbox (message_id, publisher, destination, ordering_key, payload, headers, created_at)
+  SELECT message_id, publisher, destination, ordering_key, payload, headers, clock_timestamp()
   FROM unnest(${ids}::text[], ${publishers}::text[], ${destinations}::text[], ${orderingKeys}::text[], ${payloads}::bytea[], ${headers}::jsonb[])
     WITH ORDINALITY AS staged(message_id, publisher, destination, ordering_key, payload, headers, position)
   WHERE ${when}
