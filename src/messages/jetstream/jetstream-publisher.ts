@@ -1,10 +1,8 @@
-import { headers as natsHeaders } from 'nats';
+import { type JetStreamClient, headers as natsHeaders } from 'nats';
 import type { OutboxMessage, OutboxPublisher } from '../../options/outbox-options.js';
 
 /** What the publisher uses of a `nats` JetStream client (`connection.jetstream()`). */
-export interface JetStreamPublishing {
-  publish(subject: string, payload: Uint8Array, options: { msgID: string; headers?: unknown }): Promise<unknown>;
-}
+export type JetStreamPublishing = Pick<JetStreamClient, 'publish'>;
 
 /**
  * Publishes the outbox's messages to NATS JetStream: the message's id as `Nats-Msg-Id` (the
