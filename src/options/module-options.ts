@@ -182,10 +182,7 @@ export interface IdempotencyModuleOptions {
   openTelemetry?: boolean;
   /** What the key table stores: keys in clear or as digests, outcomes in clear or sealed. Default: in clear. */
   storage?: StorageOptions;
-  /**
-   * The outbox (docs/outbox.md): messages keyed work stages with `IdempotencyOutbox.stage()` are
-   * written in the key's transaction and published after its commit. Default: none.
-   */
+  /** The outbox: messages `IdempotencyOutbox.stage()` commits with the key, published after (docs/outbox.md). */
   outbox?: OutboxOptions;
 }
 
