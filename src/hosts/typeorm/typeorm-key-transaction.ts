@@ -23,6 +23,8 @@ import { typeOrmFailure } from './typeorm-failures.js';
 export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, HandlerSavepoint {
   /** Whether a transaction of a tool's holds the handler's savepoint (`take()`). */
   private savepointTaken = false;
+  /** Whether the module ended the transaction and gave its connection back. */
+  private givenBack = false;
 
   constructor(
     private readonly connection: KeyConnection,
@@ -36,10 +38,15 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, Han
     return this.scope ? this.scope(this.handle, start, settled, this) : start();
   }
 
-  /** Until the connection went back to the pool (its commit's subscribers still get it). */
+  /**
+   * The QueryRunner's EntityManager until the module gives the connection back (its commit's
+   * subscribers still get it). A QueryRunner TypeORM released because its connection failed stays
+   * the handle: every query through it then fails (`QueryRunnerAlreadyReleasedError`), where any
+   * other connection would commit the handler's next write on its own, outside the key's
+   * transaction.
+   */
   get handle(): EntityManager | undefined {
-    const { queryRunner } = this.connection;
-    return queryRunner.isReleased ? undefined : queryRunner.manager;
+    return this.givenBack ? undefined : this.connection.queryRunner.manager;
   }
 
   take(): TakenSavepoint | undefined {
@@ -73,9 +80,11 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, Han
     try {
       rowCount = await this.control.commitWith(this.connection, statements, rollbackHandler, this.guard.depth);
     } catch (error) {
+      this.givenBack = true;
       await endAndRelease(this.connection, this.control, 'rollback', this.guard.depth).catch(() => undefined);
       throw translated(error, typeOrmFailure);
     }
+    this.givenBack = true;
     await this.connection.queryRunner.release();
     return rowCount;
   }
@@ -86,6 +95,8 @@ export class TypeOrmKeyTransaction implements KeyTransaction<EntityManager>, Han
       await endAndRelease(this.connection, this.control, how, this.guard.depth);
     } catch (error) {
       throw translated(error, typeOrmFailure);
+    } finally {
+      this.givenBack = true;
     }
   }
 }
