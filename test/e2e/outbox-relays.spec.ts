@@ -59,10 +59,21 @@ describeWith('rabbitmq')('the outbox with two relays over 10,000 messages', () =
     expect(await outboxCounts(destination)).toEqual({ sent: 0, unsent: MESSAGES });
     const relay = { RELAY: '1', CLAIM_MS: '2000', POLL_MS: '100', SURVIVES: '1' };
     const [first] = await Promise.all([startApp(relay), startApp(relay)]);
+    const relayState = async () =>
+      JSON.stringify({
+        counts: await outboxCounts(destination),
+        claims: await sql(
+          `SELECT count(*) FILTER (WHERE claimed_until > clock_timestamp())::int AS claimed, max(attempts) AS attempts,
+             count(DISTINCT last_error)::int AS errors, min(last_error) AS error
+           FROM idempotency_outbox WHERE sent_at IS NULL`,
+        ),
+        relays: apps.slice(1).map((app) => app.output().slice(-2000)),
+      });
     await waitFor(
       'a fifth of the messages sent',
       async () => (await outboxCounts(destination)).sent >= MESSAGES / 5,
       60_000,
+      relayState,
     );
     await first.kill();
     await startApp(relay);

@@ -53,23 +53,30 @@ SELECT count(*)::int AS completed FROM completed`,
 /**
  * Claims up to $1 messages to publish, for $2 ms, with the claim token $3: of every ordering key
  * with unsent messages, its oldest, when it goes to one of the publishers $4 (this relay's), unless
- * another relay's claim on it runs (or a failed publish put it off) until later. A message is claimed by one relay at a time (`SKIP LOCKED` passes over
- * one being claimed by another; a claim that committed meanwhile fails the re-checked condition).
+ * another relay's claim on it runs (or a failed publish put it off) until later. A message is
+ * claimed by one relay at a time (`SKIP LOCKED` passes over one being claimed by another; a claim
+ * that committed meanwhile fails the re-checked condition). The heads are found in one pass over
+ * the unsent messages and handed on as an array of at most $1 ids, so the statement's cost is
+ * linear in the unsent messages whatever the planner's statistics say of a table just filled.
  */
 export const CLAIM_MESSAGES: SqlStatement = {
-  name: 'nestjs_pg_idempotency_claim_messages_v1',
+  name: 'nestjs_pg_idempotency_claim_messages_v2',
   types: ['int', 'bigint', 'bigint', 'text[]'],
   text: `
 WITH heads AS (
-  SELECT DISTINCT ON (ordering_key) id FROM idempotency_outbox
+  SELECT DISTINCT ON (ordering_key) id, publisher, claimed_until FROM idempotency_outbox
   WHERE sent_at IS NULL
   ORDER BY ordering_key, id
 ), claimable AS (
-  SELECT o.id FROM idempotency_outbox o JOIN heads USING (id)
-  WHERE o.sent_at IS NULL AND o.publisher = ANY($4::text[])
+  SELECT o.id FROM idempotency_outbox o
+  WHERE o.id = ANY (ARRAY(
+      SELECT id FROM heads
+      WHERE publisher = ANY($4::text[]) AND (claimed_until IS NULL OR claimed_until <= clock_timestamp())
+      ORDER BY id
+      LIMIT $1
+    ))
+    AND o.sent_at IS NULL AND o.publisher = ANY($4::text[])
     AND (o.claimed_until IS NULL OR o.claimed_until <= clock_timestamp())
-  ORDER BY o.id
-  LIMIT $1
   FOR UPDATE OF o SKIP LOCKED
 )
 UPDATE idempotency_outbox o
