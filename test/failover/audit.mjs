@@ -67,9 +67,11 @@ export async function audit(primaryUrl, seen, failoverAt) {
     const completedKeyCallers = [...keys]
       .filter(([, row]) => row.state === 'completed' && row.status === 201)
       .map(([caller]) => caller);
+    const doubled = [...payments].filter(([, n]) => n > 1).map(([caller]) => caller);
     return {
       ...answersReport(seen, failoverAt),
-      'keys executed twice': [...payments.values()].filter((n) => n > 1).length,
+      ...(doubled.length > 0 && { 'the keys executed twice': await twice(client, doubled, seen.operations) }),
+      'keys executed twice': doubled.length,
       'payments without keys': [...payments.keys()].filter((caller) => keys.get(caller)?.state !== 'completed').length,
       'keys without payments': completedKeyCallers.filter((caller) => !payments.has(caller)).length,
       '2xx whose payment is gone': succeeded.filter((operation) => !payments.has(operation.caller)).length,
@@ -78,4 +80,18 @@ export async function audit(primaryUrl, seen, failoverAt) {
   } finally {
     await client.end();
   }
+}
+
+/** What the table and the clients tell of each caller whose key ran twice: its rows and its operation. */
+async function twice(client, callers, operations) {
+  const rows = async (text) => (await client.query(text, [callers])).rows;
+  const payments = await rows(`SELECT caller, id, created_at FROM payments WHERE caller = ANY($1) ORDER BY created_at`);
+  const keys = await rows(
+    `SELECT caller, key, state, status, created_at FROM idempotency_keys WHERE caller = ANY($1) ORDER BY created_at`,
+  );
+  return callers.map((caller) => ({
+    payments: payments.filter((row) => row.caller === caller),
+    keys: keys.filter((row) => row.caller === caller),
+    operation: operations.find((operation) => operation.caller === caller),
+  }));
 }

@@ -26,7 +26,7 @@ export async function driveClients({ apps, count = 32, stop, target = paymentPer
   const loop = async (index) => {
     const app = apps[index % apps.length];
     while (!stopping) {
-      const operation = { started: Date.now(), attempts: 0 };
+      const operation = { started: Date.now(), attempts: 0, answers: [] };
       operations.push(operation);
       const client = new IdempotentClient({
         maxAttempts: 200,
@@ -38,10 +38,14 @@ export async function driveClients({ apps, count = 32, stop, target = paymentPer
           operation.attempts++;
           try {
             const response = await fetch(url, init);
-            attempts.push({ at, status: response.status, retryAfter: response.headers.get('retry-after') });
+            const answer = { at, status: response.status, retryAfter: response.headers.get('retry-after') };
+            attempts.push(answer);
+            operation.answers.push({ ...answer, ms: Date.now() - at, type: response.headers.get('content-type') });
             return response;
           } catch (error) {
-            attempts.push({ at, status: 0, error: String(error?.cause?.code ?? error?.message ?? error) });
+            const answer = { at, status: 0, error: String(error?.cause?.code ?? error?.message ?? error) };
+            attempts.push(answer);
+            operation.answers.push({ ...answer, ms: Date.now() - at });
             throw error;
           }
         },
