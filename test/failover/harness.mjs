@@ -67,7 +67,7 @@ export async function failOver({ pair, proxy, planned = false, lagMs = 0 }) {
   let failoverAt = Date.now();
   if (planned) {
     proxy.pause();
-    pair.stop(oldPrimary);
+    await pair.stop(oldPrimary);
   } else {
     const drop = lagMs > 0 ? await pair.lag(lagMs) : undefined;
     failoverAt = Date.now();

@@ -8,9 +8,7 @@
 // - promote(node): the standby becomes the primary (`pg_ctl promote`);
 // - rejoin(node, primary): a killed or stopped old primary rewound (`pg_rewind`) and started as
 //   a standby of the new one;
-// - switchover(): a planned change of roles: the primary stopped cleanly (every commit streamed),
-//   the standby promoted, the old primary rejoined as its standby.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,18 +28,40 @@ export function postgresBin() {
   return undefined;
 }
 
+function command(bin, tool, args) {
+  const path = join(bin, tool);
+  return root ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, args];
+}
+
 function run(bin, tool, args, options = {}) {
-  const command = join(bin, tool);
-  const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-  const result = spawnSync(file, argv, { encoding: 'utf8', ...options });
+  const result = spawnSync(...command(bin, tool, args), { encoding: 'utf8', ...options });
   if (result.status !== 0 && !options.allowFailure)
     throw new Error(`${tool} ${args.join(' ')} failed (${result.status}): ${result.stderr || result.stdout}`);
   return result;
 }
 
 /**
+ * `run` without blocking this process: the replication link lives here, and a tool that waits on
+ * the standby (a clean stop waits for it to confirm the primary's last WAL) needs the link to
+ * forward meanwhile.
+ */
+function runInBackground(bin, tool, args, { allowFailure = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(...command(bin, tool, args), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => {
+      if (status !== 0 && !allowFailure) reject(new Error(`${tool} ${args.join(' ')} failed (${status}): ${output}`));
+      else resolve({ status, output });
+    });
+  });
+}
+
+/**
  * Starts a primary on `ports[0]` and a standby of it on `ports[1]`. Resolves the pair: each
- * node's URL and data folder, and the operations above. `stop()` removes everything.
+ * node's URL and data folder, and the operations above. `remove()` removes everything.
  */
 export async function startPostgresPair({ synchronous, ports = [55432, 55433] }) {
   const bin = postgresBin();
@@ -132,12 +152,15 @@ export async function startPostgresPair({ synchronous, ports = [55432, 55433] })
       await sleep(ms);
       return () => link.drop();
     },
-    /** Stops the node cleanly (a planned shutdown: the primary streams every commit first). */
-    stop(node) {
-      run(bin, 'pg_ctl', ['-D', node.data, '-m', 'fast', '-w', 'stop'], { allowFailure: true });
+    /**
+     * Stops the node cleanly (a planned shutdown: the primary streams every commit first, and
+     * waits for the standby to confirm it). Rejects when it did not stop, unless `allowFailure`.
+     */
+    stop(node, { allowFailure = false } = {}) {
+      return runInBackground(bin, 'pg_ctl', ['-D', node.data, '-m', 'fast', '-w', 'stop'], { allowFailure });
     },
     async promote(node) {
-      run(bin, 'pg_ctl', ['-D', node.data, '-w', '-t', '60', 'promote']);
+      await runInBackground(bin, 'pg_ctl', ['-D', node.data, '-w', '-t', '60', 'promote']);
       await untilWritable(node.url);
       pair.primary = node;
       pair.standby = nodes.find((other) => other !== node);
@@ -170,14 +193,8 @@ export async function startPostgresPair({ synchronous, ports = [55432, 55433] })
       start(node);
       if (pair.synchronous) await untilSynchronous(primary.url);
     },
-    async switchover() {
-      const [oldPrimary, newPrimary] = [pair.primary, pair.standby];
-      pair.stop(oldPrimary);
-      await pair.promote(newPrimary);
-      await pair.rejoin(oldPrimary);
-    },
     async remove() {
-      for (const node of nodes) pair.stop(node);
+      for (const node of nodes) await pair.stop(node, { allowFailure: true });
       await link.close();
       rmSync(folder, { recursive: true, force: true });
     },
