@@ -8,6 +8,8 @@ interface Completed {
   response: StoredResponse;
   expiresAt: number;
   bytes: number;
+  /** The cache's count of writes when this outcome was remembered or last moved behind the newest. */
+  written: number;
 }
 
 /** This instance's hold on a key, as `ReplayCache.hold()` returns it. */
@@ -25,15 +27,18 @@ interface InFlight {
 
 /**
  * What this instance knows about keys without asking PostgreSQL: the keys it holds right now,
- * and a bounded LRU cache of completed outcomes. A completed outcome never changes until it
- * expires, so replaying it from memory is exact as long as scope, fingerprint and expiry are
- * honoured; expiries are computed so that they never outlast the row's. Duplicates of a key held
- * here are answered without a round trip too.
+ * and a bounded cache of completed outcomes, the least recently used evicted first (a replay
+ * counts as a use once the outcome is in the older half of the cache: `keepRecent`). A completed
+ * outcome never changes until it expires, so replaying it from memory is exact as long as scope,
+ * fingerprint and expiry are honoured; expiries are computed so that they never outlast the
+ * row's. Duplicates of a key held here are answered without a round trip too.
  */
 export class ReplayCache {
   private readonly completed = new Map<string, Completed>();
   private readonly inFlight = new Map<string, InFlight>();
   private bytes = 0;
+  /** Outcomes remembered or moved behind the newest, counted. */
+  private writes = 0;
 
   constructor(private readonly limits: ReplayCacheLimits | false) {}
 
@@ -59,8 +64,7 @@ export class ReplayCache {
       this.forget(id, entry);
       return undefined;
     }
-    this.completed.delete(id);
-    this.completed.set(id, entry);
+    this.keepRecent(id, entry);
     return entry.fingerprint.equals(request.fingerprint)
       ? { kind: 'completed', response: entry.response }
       : { kind: 'mismatch' };
@@ -92,7 +96,13 @@ export class ReplayCache {
     const previous = this.completed.get(id);
     if (previous) this.forget(id, previous);
     const kept = { ...response, body: ownCopy(response.body) };
-    this.completed.set(id, { fingerprint: ownCopy(fingerprint), response: kept, expiresAt, bytes });
+    this.completed.set(id, {
+      fingerprint: ownCopy(fingerprint),
+      response: kept,
+      expiresAt,
+      bytes,
+      written: ++this.writes,
+    });
     this.bytes += bytes;
     for (const [oldest, entry] of this.completed) {
       if (this.completed.size <= this.limits.maxEntries && this.bytes <= this.limits.maxBytes) break;
@@ -110,6 +120,19 @@ export class ReplayCache {
   forgetOutcomes(): void {
     this.completed.clear();
     this.bytes = 0;
+  }
+
+  /**
+   * Moves a replayed outcome behind the newest (eviction takes the oldest first) once at least
+   * half the cache's outcomes were written after it, not on every replay: a Map keeps a deleted
+   * entry in its key's hash chain until it is rehashed, so a key moved on each of a retry storm's
+   * replays makes every lookup of it walk one more deleted entry per replay before.
+   */
+  private keepRecent(id: string, entry: Completed): void {
+    if (this.writes - entry.written < this.completed.size >> 1) return;
+    this.completed.delete(id);
+    this.completed.set(id, entry);
+    entry.written = ++this.writes;
   }
 
   private forget(id: string, entry: Completed): void {
