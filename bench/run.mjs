@@ -209,6 +209,8 @@ try {
       constant: [],
       executeOutboxWrites: [],
       executeOutboxStages: [],
+      /** The execute path in clear, measured next to each of the pairs named (besideClear()). */
+      besideClear: { cls: [], sealed: [], previous: [] },
     },
     outboxLag: [],
     storm: { alone: [], during: [], control: [] },
@@ -308,11 +310,31 @@ try {
     // The other transaction hosts' execute paths, at concurrency 32: the demo on
     // @nestjs-cls/transactional, and Drizzle on a pool beside its own baseline.
     const hosts = { connections: 32, mode: 'fresh' };
-    results.throughput.executeCls.push(
-      await measure(`round ${round}: execute path on @nestjs-cls/transactional`, moduleCls, {
-        ...hosts,
-        token: `bench-${run}-execute-cls`,
-      }),
+    /**
+     * `tried` (a measurement of the execute path on another server) beside the execute path in
+     * clear on the module server, measured next to it, which first alternating by round: a pair's
+     * ratio is then never a ratio of two places in the round, whose state differs (the table and
+     * the servers' heaps grow as the round goes on).
+     */
+    const besideClear = async (pair, tried) => {
+      const clear = async () =>
+        results.throughput.besideClear[pair].push(
+          await measure(`round ${round}: execute path in clear, beside the ${pair} one`, module, {
+            ...hosts,
+            token: `bench-${run}-execute-beside-${pair}`,
+          }),
+        );
+      if (round % 2) await clear();
+      await tried();
+      if (!(round % 2)) await clear();
+    };
+    await besideClear('cls', async () =>
+      results.throughput.executeCls.push(
+        await measure(`round ${round}: execute path on @nestjs-cls/transactional`, moduleCls, {
+          ...hosts,
+          token: `bench-${run}-execute-cls`,
+        }),
+      ),
     );
     results.throughput.drizzleBaseline.push(
       await measure(`round ${round}: Drizzle baseline`, drizzleBaseline, {
@@ -368,11 +390,13 @@ try {
     );
     // Protected storage: the execute path with keys digested and outcomes sealed, and the replay
     // read from the database (no replay cache, so every replay opens the row) sealed and in clear.
-    results.throughput.executeSealed.push(
-      await measure(`round ${round}: execute path, sealed`, moduleSealed, {
-        ...hosts,
-        token: `bench-${run}-execute-sealed`,
-      }),
+    await besideClear('sealed', async () =>
+      results.throughput.executeSealed.push(
+        await measure(`round ${round}: execute path, sealed`, moduleSealed, {
+          ...hosts,
+          token: `bench-${run}-execute-sealed`,
+        }),
+      ),
     );
     for (const [name, server] of [
       ['uncached', moduleUncached],
@@ -404,11 +428,13 @@ try {
       }),
     );
     if (modulePrevious) {
-      results.throughput.executePrevious.push(
-        await measure(`round ${round}: execute path, previous build`, modulePrevious, {
-          ...hosts,
-          token: `bench-${run}-execute-previous`,
-        }),
+      await besideClear('previous', async () =>
+        results.throughput.executePrevious.push(
+          await measure(`round ${round}: execute path, previous build`, modulePrevious, {
+            ...hosts,
+            token: `bench-${run}-execute-previous`,
+          }),
+        ),
       );
       if (!replayKeys.has('previous')) {
         const replay = { token: `bench-${run}-replay-previous`, key: randomUUID() };
