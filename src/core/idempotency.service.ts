@@ -4,7 +4,7 @@ import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { naming } from '../options/checks.js';
 import { defined, type ExecutionOptions, executionSettings } from '../options/execution-settings.js';
 import type { IdempotencySettings } from '../options/settings.js';
-import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
 import { scopeKey } from '../key/scoped-key.js';
 import { ExactlyOnce, type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './exactly-once.js';
 import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
@@ -93,14 +93,11 @@ export class IdempotencyService {
         );
       }
       const execution = executionSettings(this.settings, defined(call));
-      let fingerprint: Buffer | undefined;
-      const request: IdempotentRequest = {
-        scope: scopeKey(key, caller, endpoint, this.settings.keyStorage),
-        ttlMs: execution.ttlMs,
-        get fingerprint() {
-          return (fingerprint ??= payloadFingerprint(payload));
-        },
-      };
+      const request = idempotentRequest(
+        scopeKey(key, caller, endpoint, this.settings.keyStorage),
+        execution.ttlMs,
+        () => payloadFingerprint(payload),
+      );
       const policy =
         typeof recordFailure === 'function'
           ? { recordFailure, attempts: 1 }

@@ -4,7 +4,7 @@ import { ExactlyOnce, RELEASE_EVERY_FAILURE } from '../core/exactly-once.js';
 import type { RunOutcome } from '../core/run-outcome.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { callerIdOf } from '../key/caller-id.js';
-import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
 import { callerProblem, endpointTooLong, MAX_CALLER_BYTES } from '../key/key-limits.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
 import { scopeKey } from '../key/scoped-key.js';
@@ -112,14 +112,9 @@ export class GraphqlEntry {
     const endpoint = `${ENDPOINT_PREFIX}${info.parentType.name}.${info.fieldName}`;
     if (endpointTooLong(endpoint))
       throw new IdempotentMutationError('IDEMPOTENCY_KEY_INVALID', 'the mutation’s name is too long for a key');
-    let fingerprint: Buffer | undefined;
-    return {
-      scope: scopeKey(key, caller, endpoint, this.settings.keyStorage),
-      ttlMs: mutation.ttlMs,
-      get fingerprint() {
-        return (fingerprint ??= payloadFingerprint(args ?? {}));
-      },
-    };
+    return idempotentRequest(scopeKey(key, caller, endpoint, this.settings.keyStorage), mutation.ttlMs, () =>
+      payloadFingerprint(args ?? {}),
+    );
   }
 
   /** The field's value, or the error it answers with. */

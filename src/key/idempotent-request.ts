@@ -10,3 +10,34 @@ export interface IdempotentRequest {
   readonly fingerprint: Buffer;
   readonly ttlMs: number;
 }
+
+/**
+ * The request of `scope`, whose fingerprint `compute` makes once, when first read. Its getter is
+ * its class's, not an object literal's: V8 holds a literal's getters in accessor pairs made in the
+ * old generation, so what they capture (the request's payload) survives every scavenge until a
+ * full collection.
+ */
+export function idempotentRequest(scope: ScopedKey, ttlMs: number, compute: () => Buffer): IdempotentRequest {
+  return new LazyFingerprintRequest(scope, ttlMs, compute);
+}
+
+class LazyFingerprintRequest implements IdempotentRequest {
+  #fingerprint?: Buffer;
+  #compute?: () => Buffer;
+
+  constructor(
+    readonly scope: ScopedKey,
+    readonly ttlMs: number,
+    compute: () => Buffer,
+  ) {
+    this.#compute = compute;
+  }
+
+  get fingerprint(): Buffer {
+    if (!this.#fingerprint) {
+      this.#fingerprint = this.#compute!();
+      this.#compute = undefined;
+    }
+    return this.#fingerprint;
+  }
+}

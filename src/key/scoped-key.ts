@@ -41,36 +41,54 @@ export interface ScopedKey {
  * duplicate answered here never needs them).
  */
 export function scopeKey(key: string, caller: string, endpoint: string, storage: KeyStorage = 'clear'): ScopedKey {
-  const text = JSON.stringify([key, caller, endpoint]);
-  let lockId: string | undefined;
-  let digest: Buffer | undefined;
-  let endpointDigest: Buffer | undefined;
-  let row: ScopedKey['row'] | undefined;
-  return {
-    key,
-    caller,
-    endpoint,
-    text,
-    get lockId() {
-      return (lockId ??= hash('sha256', text, 'buffer').readBigInt64BE(0).toString());
-    },
-    get digest() {
-      return (digest ??= keyDigest(key, caller));
-    },
-    get endpointDigest() {
-      return (endpointDigest ??= hash('sha256', endpoint, 'buffer'));
-    },
-    get row() {
-      return (row ??=
-        storage === 'clear'
-          ? { key, caller, endpoint }
-          : {
-              key: KEY_DIGEST_PREFIX + this.digest.toString('hex'),
-              caller: '',
-              endpoint: KEY_DIGEST_PREFIX + this.endpointDigest.toString('hex'),
-            });
-    },
-  };
+  return new LazyScopedKey(key, caller, endpoint, storage);
+}
+
+/**
+ * A scoped key whose derived fields are getters of its class, not of an object literal: V8 holds
+ * a literal's getters in accessor pairs made in the old generation, so what they capture survives
+ * every scavenge until a full collection.
+ */
+class LazyScopedKey implements ScopedKey {
+  readonly text: string;
+  #lockId?: string;
+  #digest?: Buffer;
+  #endpointDigest?: Buffer;
+  #row?: ScopedKey['row'];
+  readonly #storage: KeyStorage;
+
+  constructor(
+    readonly key: string,
+    readonly caller: string,
+    readonly endpoint: string,
+    storage: KeyStorage,
+  ) {
+    this.text = JSON.stringify([key, caller, endpoint]);
+    this.#storage = storage;
+  }
+
+  get lockId(): string {
+    return (this.#lockId ??= hash('sha256', this.text, 'buffer').readBigInt64BE(0).toString());
+  }
+
+  get digest(): Buffer {
+    return (this.#digest ??= keyDigest(this.key, this.caller));
+  }
+
+  get endpointDigest(): Buffer {
+    return (this.#endpointDigest ??= hash('sha256', this.endpoint, 'buffer'));
+  }
+
+  get row(): ScopedKey['row'] {
+    return (this.#row ??=
+      this.#storage === 'clear'
+        ? { key: this.key, caller: this.caller, endpoint: this.endpoint }
+        : {
+            key: KEY_DIGEST_PREFIX + this.digest.toString('hex'),
+            caller: '',
+            endpoint: KEY_DIGEST_PREFIX + this.endpointDigest.toString('hex'),
+          });
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
-import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
 import { scopeKey } from '../key/scoped-key.js';
 import type { MessageSettings } from './message-settings.js';
 import type { ReceivedMessage } from './received-message.js';
@@ -38,14 +38,9 @@ export function readMessage(message: ReceivedMessage, settings: MessageSettings)
   const endpoint = `${ENDPOINT_PREFIX}${message.pattern}`;
   if (endpointTooLong(endpoint))
     return { malformed: `the message's pattern is longer than ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes` };
-  let fingerprint: Buffer | undefined;
-  return {
-    scope: scopeKey(key as string, tenant, endpoint, settings.keyStorage),
-    ttlMs: settings.ttlMs,
-    get fingerprint() {
-      return (fingerprint ??= payloadFingerprint(message.data));
-    },
-  };
+  return idempotentRequest(scopeKey(key as string, tenant, endpoint, settings.keyStorage), settings.ttlMs, () =>
+    payloadFingerprint(message.data),
+  );
 }
 
 export function isMalformed(read: IdempotentRequest | MalformedMessage): read is MalformedMessage {

@@ -51,4 +51,15 @@ describe('the key scope encoding', () => {
     const id = BigInt(scope.lockId);
     expect(id >= -(2n ** 63n) && id < 2n ** 63n).toBe(true);
   });
+
+  it('names its row by the storage it was made for: as sent, or digested', () => {
+    expect(scopeKey('k', 'u', 'POST /p').row).toEqual({ key: 'k', caller: 'u', endpoint: 'POST /p' });
+    const digested = scopeKey('k', 'u', 'POST /p', 'digest');
+    expect(digested.row).toEqual({
+      key: `sha256:${digested.digest.toString('hex')}`,
+      caller: '',
+      endpoint: `sha256:${digested.endpointDigest.toString('hex')}`,
+    });
+    expect(digested.row).toBe(digested.row);
+  });
 });

@@ -7,7 +7,7 @@ import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/f
 import type { AcceptedKeys } from '../../key/key-format.js';
 import { readKey, type RouteKeySource } from './key-source.js';
 import { routedPath } from './routed-path.js';
-import type { IdempotentRequest } from '../../key/idempotent-request.js';
+import { type IdempotentRequest, idempotentRequest } from '../../key/idempotent-request.js';
 import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
 
 /** What reading an HTTP request needs of the module's settings (`IdempotencySettings` has it). */
@@ -80,14 +80,9 @@ export function readIdempotentRequest(
     query: queryStart < 0 ? '' : url.slice(queryStart + 1),
     headers: incoming.headers ?? {},
   };
-  let fingerprint: Buffer | undefined;
-  return {
-    scope: scopeKey(key, callerId, endpoint, settings.keyStorage),
-    ttlMs: route.ttlMs,
-    get fingerprint() {
-      return (fingerprint ??= fingerprintRequest(input, route.fingerprint));
-    },
-  };
+  return idempotentRequest(scopeKey(key, callerId, endpoint, settings.keyStorage), route.ttlMs, () =>
+    fingerprintRequest(input, route.fingerprint),
+  );
 }
 
 /** What `hasBody` reads of Node's IncomingMessage. */
