@@ -1,5 +1,6 @@
 // The consumer pair of `npm run bench`: the same handler on Nest's RMQ transport, plain (its own
-// transaction, acked after its commit) and under @IdempotentMessage() (bench/servers/consumer.mjs),
+// transaction, acked after its commit), under @IdempotentMessage(), and plain with the key's
+// statements in its transaction and no module code (the design's ceiling; bench/servers/consumer.mjs),
 // each on a queue of its own on the machine's RabbitMQ, in interleaved rounds:
 // - backlog: `backlog` messages published at once, drained; messages per second from the first
 //   row written to the last;
@@ -22,7 +23,7 @@ export async function measureConsumers(
   const connection = await amqplib.connect(RABBITMQ);
   const channel = await connection.createChannel();
   // `previous`: the module consumer from BENCH_PREVIOUS_DIST's build.
-  const modes = previousDist ? ['plain', 'module', 'previous'] : ['plain', 'module'];
+  const modes = previousDist ? ['plain', 'module', 'ceiling', 'previous'] : ['plain', 'module', 'ceiling'];
   const queues = Object.fromEntries(modes.map((mode) => [mode, `bench.${mode}.${randomUUID()}`]));
   const consumers = {};
   try {
@@ -32,7 +33,7 @@ export async function measureConsumers(
         name: `${mode} consumer`,
         env: {
           DATABASE_URL: database.url,
-          CONSUMER: mode === 'plain' ? 'plain' : 'module',
+          CONSUMER: mode === 'previous' ? 'module' : mode,
           QUEUE: queues[mode],
           ...(mode === 'previous' && { MODULE_DIST: previousDist }),
         },

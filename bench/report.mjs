@@ -389,7 +389,7 @@ export function printReport(results, host) {
     );
   }
   if (results.consumers) {
-    const { plain, module, previous } = results.consumers;
+    const { plain, module, ceiling, previous } = results.consumers;
     const consumerRow = (label, runs) => [
       label,
       `${fixed(median(runs.map((r) => r.messagesPerSecond)), 0)} (${fixed(Math.min(...runs.map((r) => r.messagesPerSecond)), 0)}–${fixed(Math.max(...runs.map((r) => r.messagesPerSecond)), 0)})`,
@@ -408,6 +408,9 @@ export function printReport(results, host) {
       [
         consumerRow('plain: its own transaction, acked after the commit', plain),
         consumerRow('@IdempotentMessage(): the key in the same transaction', module),
+        ...(ceiling
+          ? [consumerRow("plain + the key's statements, no module code: the ceiling of this design", ceiling)]
+          : []),
         ...(previous ? [consumerRow('@IdempotentMessage(), the previous build (BENCH_PREVIOUS_DIST)', previous)] : []),
       ],
     );
@@ -423,6 +426,18 @@ export function printReport(results, host) {
       module.map((run, i) => run.messagesPerSecond / plain[i].messagesPerSecond),
       null,
     );
+    if (ceiling) {
+      addRatio(
+        "plain consumer + the key's statements / plain consumer messages/s (backlog): the design's ceiling",
+        ceiling.map((run, i) => run.messagesPerSecond / plain[i].messagesPerSecond),
+        null,
+      );
+      addRatio(
+        "@IdempotentMessage() consumer / plain consumer + the key's statements messages/s (backlog)",
+        module.map((run, i) => run.messagesPerSecond / ceiling[i].messagesPerSecond),
+        null,
+      );
+    }
     addRatio(
       '@IdempotentMessage() consumer / plain consumer p99 publish → commit (paced)',
       module.map((run, i) => run.p99 / plain[i].p99),
