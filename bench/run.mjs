@@ -79,6 +79,7 @@ try {
     constant,
     outboxWrites,
     outboxStages,
+    moduleTwin,
   ] = await Promise.all([
     start('servers/baseline.mjs', { name: 'baseline server', env: serverEnv, execPath }),
     start('servers/key-statements.mjs', {
@@ -161,6 +162,10 @@ try {
       },
       execPath,
     }),
+    // The reference of the pairs measured beside the execute path in clear: a module server like
+    // `module`, run only in those slots, so that it idles between them as the servers it is
+    // compared with do (a server kept busy all round measures faster than one that idled).
+    start('servers/module.mjs', { name: 'module server (reference of the pairs)', env: serverEnv, execPath }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
   const postmaster = await localPostmaster(database.sql);
@@ -236,6 +241,7 @@ try {
     moduleUncached,
     moduleSealedUncached,
     modulePrevious,
+    moduleTwin,
   ].filter(Boolean))
     await load.call('run', { ...jitWarmup, url: url(host), mode: 'fresh', token: `bench-${run}-jit-warmup` });
   for (const plain of [drizzleBaseline, prismaBaseline, constant])
@@ -312,14 +318,15 @@ try {
     const hosts = { connections: 32, mode: 'fresh' };
     /**
      * `tried` (a measurement of the execute path on another server) beside the execute path in
-     * clear on the module server, measured next to it, which first alternating by round: a pair's
-     * ratio is then never a ratio of two places in the round, whose state differs (the table and
-     * the servers' heaps grow as the round goes on).
+     * clear on the pairs' reference server, measured next to it, which first alternating by round:
+     * a pair's ratio is then never a ratio of two places in the round, whose state differs (the
+     * table and the servers' heaps grow as the round goes on), nor of a server busy all round
+     * against one that idled.
      */
     const besideClear = async (pair, tried) => {
       const clear = async () =>
         results.throughput.besideClear[pair].push(
-          await measure(`round ${round}: execute path in clear, beside the ${pair} one`, module, {
+          await measure(`round ${round}: execute path in clear, beside the ${pair} one`, moduleTwin, {
             ...hosts,
             token: `bench-${run}-execute-beside-${pair}`,
           }),
@@ -560,6 +567,7 @@ try {
       constant,
       outboxWrites,
       outboxStages,
+      moduleTwin,
     ]
       .filter(Boolean)
       .map((child) => child.kill()),
