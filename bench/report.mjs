@@ -176,7 +176,8 @@ export function printReport(results, host) {
   for (const c of [1, 32]) for (const scenario of scenarios) add(named[scenario], t[`${scenario}${c}`]);
   for (const scenario of hostScenarios) add(named[scenario], t[`${scenario}32`]);
   for (const [pair, runs] of Object.entries(results.throughput.besideClear ?? {}))
-    if (runs.length) add(`execute path in clear, measured beside the ${pair} one`, summarize(runs));
+    if (runs.length)
+      add(`execute path in clear (the pairs' reference server), beside the ${pair} one`, summarize(runs));
   const latency = `, handler +${settings.stormLatencyMs} ms`;
   add(`steady fresh keys, no storm${latency}`, storm.alone);
   add(`steady fresh keys, during duplicate storm${latency}`, storm.during);
