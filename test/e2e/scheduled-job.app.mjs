@@ -4,7 +4,9 @@
 // work one payment for the caller RUN whose amount is the slot (seconds since 1970), written
 // through the host HOST (../support/app-hosts.mjs; default 'drizzle'), held HOLD_MS after the
 // write so that the instances' ticks overlap. GET /ticks answers { slot: [outcome kinds] } of this
-// process's ticks (a tick late by half a slot or more names the next slot). Prints "listening on <url>".
+// process's ticks (a tick late by half a slot or more names the next slot); GET /ticks/final stops
+// its ticking (later ticks run nothing), waits for the ticks in flight to end, then answers the
+// same, complete. Prints "listening on <url>".
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -19,20 +21,34 @@ const slotMs = Number(env.SLOT_SECONDS ?? 2) * 1000;
 const holdMs = Number(env.HOLD_MS ?? 300);
 let app;
 const ticks = {};
+let stopped = false;
+const inFlight = new Set();
 
 class SlotJob {
   async tick() {
-    // Rounded, not floored: a tick that fires a little early or late still names its own slot.
-    const slot = Math.round(Date.now() / slotMs) * slotMs;
-    const result = await app
-      .get(IdempotencyService)
-      .run({ scope: 'slot-payment', key: new Date(slot).toISOString(), caller: env.RUN, ttl: '1h' }, async () => {
-        await chosen.pay(app, { caller: env.RUN, amount: slot / 1000 });
-        await new Promise((resolve) => setTimeout(resolve, holdMs));
-        return { slot };
-      });
-    (ticks[slot / 1000] ??= []).push(result.kind);
+    if (stopped) return;
+    const running = runSlot();
+    inFlight.add(running);
+    try {
+      await running;
+    } finally {
+      inFlight.delete(running);
+    }
   }
+}
+
+/** One tick's slot, run through the module once across instances, its outcome kind recorded. */
+async function runSlot() {
+  // Rounded, not floored: a tick that fires a little early or late still names its own slot.
+  const slot = Math.round(Date.now() / slotMs) * slotMs;
+  const result = await app
+    .get(IdempotencyService)
+    .run({ scope: 'slot-payment', key: new Date(slot).toISOString(), caller: env.RUN, ttl: '1h' }, async () => {
+      await chosen.pay(app, { caller: env.RUN, amount: slot / 1000 });
+      await new Promise((resolve) => setTimeout(resolve, holdMs));
+      return { slot };
+    });
+  (ticks[slot / 1000] ??= []).push(result.kind);
 }
 Injectable()(SlotJob);
 decorate(SlotJob, 'tick', [Cron(`*/${slotMs / 1000} * * * * *`)], []);
@@ -41,9 +57,16 @@ class TicksController {
   ticks() {
     return ticks;
   }
+
+  async final() {
+    stopped = true;
+    await Promise.allSettled([...inFlight]);
+    return ticks;
+  }
 }
 Controller('ticks')(TicksController);
 decorate(TicksController, 'ticks', [Get()], []);
+decorate(TicksController, 'final', [Get('final')], []);
 
 class AppModule {}
 Module({
