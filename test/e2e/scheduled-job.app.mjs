@@ -3,10 +3,9 @@
 // IdempotencyService.run(): the key is the slot (the tick's time rounded to the nearest slot), the
 // work one payment for the caller RUN whose amount is the slot (seconds since 1970), written
 // through the host HOST (../support/app-hosts.mjs; default 'drizzle'), held HOLD_MS after the
-// write so that the instances' ticks overlap. GET /ticks answers { slot: [outcome kinds] } of this
-// process's ticks (a tick late by half a slot or more names the next slot); GET /ticks/final stops
-// its ticking (later ticks run nothing), waits for the ticks in flight to end, then answers the
-// same, complete. Prints "listening on <url>".
+// write so that the instances' ticks overlap. GET /ticks/final stops its ticking (later ticks run
+// nothing), waits for the ticks in flight to end, then answers { slot: [outcome kinds] } of this
+// process's ticks (a tick late by half a slot or more names the next slot). Prints "listening on <url>".
 import 'reflect-metadata';
 import { Controller, Get, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -54,10 +53,6 @@ Injectable()(SlotJob);
 decorate(SlotJob, 'tick', [Cron(`*/${slotMs / 1000} * * * * *`)], []);
 
 class TicksController {
-  ticks() {
-    return ticks;
-  }
-
   async final() {
     stopped = true;
     await Promise.allSettled([...inFlight]);
@@ -65,7 +60,6 @@ class TicksController {
   }
 }
 Controller('ticks')(TicksController);
-decorate(TicksController, 'ticks', [Get()], []);
 decorate(TicksController, 'final', [Get('final')], []);
 
 class AppModule {}
