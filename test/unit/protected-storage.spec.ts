@@ -76,6 +76,24 @@ describe('sealed outcomes', () => {
     expect(JSON.parse(rotated.columns(response, owner, fingerprint)[0])).toEqual({ sealedWith: 'new' });
   });
 
+  it('seal each outcome under an IV of its own, and open it to the same bytes (headers in any script, any body)', () => {
+    const outcomes = new SealedOutcomes([{ id: 'k1', key: aesKey() }]);
+    const ivs = new Set<string>();
+    // More seals than one block of IVs holds, twice over: no IV comes round again across blocks.
+    for (let i = 0; i < 600; i++) {
+      const sent = {
+        status: 201,
+        headers: [['x-note', `zahlung-${i}-über-€`]] as [string, string][],
+        body: i % 3 ? randomBytes(i) : Buffer.alloc(0),
+      };
+      const [headers, body] = outcomes.columns(sent, owner, fingerprint);
+      ivs.add(body.subarray(1, 13).toString('hex'));
+      const row = { status: 201, response_headers: JSON.parse(headers), response_body: body, fingerprint };
+      expect(outcomes.read(row, owner)).toEqual(sent);
+    }
+    expect(ivs.size).toBe(600);
+  });
+
   it('refuse an outcome moved to another row, or given another status', () => {
     const outcomes = new SealedOutcomes([{ id: 'k1', key: aesKey() }]);
     const [headers, body] = outcomes.columns(response, owner, fingerprint);
