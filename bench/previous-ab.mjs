@@ -2,7 +2,8 @@
 // build's (BENCH_PREVIOUS_DIST: a `dist` folder built from an earlier commit), alone on one
 // PostgreSQL, at concurrency 32: the execute path (a fresh key per request) and the replay path
 // (one key, replayed), AB_ROUNDS rounds (default 9) of BENCH_DURATION seconds (default 5) each,
-// alternating which build goes first. Prints each round's req/s and the median ratio per path.
+// alternating which build goes first, each after BENCH_WARMUP seconds (default 2) of the same path
+// on the same server. Prints each round's req/s and the median ratio per path.
 // BENCH_NODE as for `npm run bench`.
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -14,6 +15,7 @@ import { killAll, start } from './processes.mjs';
 if (!process.env.BENCH_PREVIOUS_DIST) throw new Error('set BENCH_PREVIOUS_DIST to the previous build’s dist folder');
 const rounds = Number(process.env.AB_ROUNDS || 9);
 const seconds = Number(process.env.BENCH_DURATION || 5);
+const warmupSeconds = Number(process.env.BENCH_WARMUP || 2);
 const database = await startDatabase();
 try {
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
@@ -36,10 +38,16 @@ try {
     replayKeys.set(server, replay);
   }
   const paths = {
-    execute: (server, round) =>
-      load.call('run', { url: url(server), connections: 32, seconds, mode: 'fresh', token: `ab-${round}` }),
-    replay: (server) =>
-      load.call('run', { url: url(server), connections: 32, seconds, mode: 'fixed', ...replayKeys.get(server) }),
+    execute: (server, round, duration = seconds) =>
+      load.call('run', { url: url(server), connections: 32, seconds: duration, mode: 'fresh', token: `ab-${round}` }),
+    replay: (server, _round, duration = seconds) =>
+      load.call('run', {
+        url: url(server),
+        connections: 32,
+        seconds: duration,
+        mode: 'fixed',
+        ...replayKeys.get(server),
+      }),
   };
   for (const server of [current, previous]) for (const path of Object.values(paths)) await path(server, 'warmup');
   const ratios = { execute: [], replay: [] };
@@ -51,6 +59,7 @@ try {
         reference: previous,
         tried: current,
         names: ['previous', 'this build'],
+        warmUp: (server) => path(server, 'warmup', warmupSeconds),
         measure: async (server) => (await path(server, round)).rps,
         label: name,
       });

@@ -1,7 +1,7 @@
 // `node bench/sealed-ab.mjs`: an interleaved A/B of two module servers alone on one PostgreSQL, the
 // demo in clear and the demo with keys digested and outcomes sealed, execute path at concurrency
 // 32, AB_ROUNDS rounds (default 6) of BENCH_DURATION seconds (default 5), alternating which goes
-// first. Prints each round's req/s and the median ratio. BENCH_NODE as for `npm run bench`.
+// first, each after BENCH_WARMUP seconds (default 2) of the same path on the same server. Prints each round's req/s and the median ratio. BENCH_NODE as for `npm run bench`.
 import { randomBytes } from 'node:crypto';
 import { startDatabase } from './database.mjs';
 import { nodeBinary } from '../scripts/node-lines.mjs';
@@ -10,6 +10,7 @@ import { killAll, start } from './processes.mjs';
 
 const rounds = Number(process.env.AB_ROUNDS || 6);
 const seconds = Number(process.env.BENCH_DURATION || 5);
+const warmupSeconds = Number(process.env.BENCH_WARMUP || 2);
 const database = await startDatabase();
 try {
   const execPath = nodeBinary(process.env.BENCH_NODE || process.execPath);
@@ -24,8 +25,8 @@ try {
     start('load.mjs', { name: 'load driver' }),
   ]);
   const url = (server) => `http://127.0.0.1:${server.ready.port}`;
-  const run = async (server, token) =>
-    (await load.call('run', { url: url(server), connections: 32, seconds, mode: 'fresh', token })).rps;
+  const run = async (server, token, duration = seconds) =>
+    (await load.call('run', { url: url(server), connections: 32, seconds: duration, mode: 'fresh', token })).rps;
   for (const server of [clear, protectedServer]) await run(server, 'ab-warmup');
   const ratios = [];
   for (let round = 1; round <= rounds; round++) {
@@ -35,6 +36,7 @@ try {
         reference: clear,
         tried: protectedServer,
         names: ['clear', 'sealed'],
+        warmUp: (server) => run(server, 'ab-warmup', warmupSeconds),
         measure: (server) => run(server, `ab-${round}`),
       }),
     );
