@@ -18,6 +18,7 @@ import type { ScopedKey } from '../../key/scoped-key.js';
 import type { Refusal, Reservation } from './reservation.js';
 import { ReservationsInFlight, sharedRefusal } from './reservations-in-flight.js';
 import { reserveInTransaction } from './transactional-reservation.js';
+import { TrackedHold } from './tracked-hold.js';
 
 /** What reserving a key needs of its route or message handler: the mode, and lease mode's lease. */
 export type ReservationRules = Pick<RouteSettings, 'mode' | 'leaseMs' | 'renewLease'>;
@@ -150,11 +151,7 @@ export class KeyReserver {
     return refusal;
   }
 
-  /**
-   * `hold`, keeping this instance's knowledge of its key: duplicates arriving here are answered
-   * without a round trip while it is held (`held`, this instance's mark on it), and a recorded
-   * outcome is remembered for replays. Its end is the end of its key's flight (`entry`).
-   */
+  /** `hold`, keeping this instance's knowledge of its key (`TrackedHold`). */
   private tracked(
     hold: KeyHold,
     request: IdempotentRequest,
@@ -162,36 +159,7 @@ export class KeyReserver {
     held: LocalHold,
     entry: DrainedHold,
   ): KeyHold {
-    const { scope, fingerprint, ttlMs } = request;
-    const { cache, drain } = this;
-    return {
-      get handle() {
-        return hold.handle;
-      },
-      get isOpen() {
-        return hold.isOpen;
-      },
-      addEffect: hold.addEffect,
-      enterHandler: (start, settled) => hold.enterHandler(start, settled),
-      async complete(response, handlerFailed) {
-        try {
-          const completion = await hold.complete(response, handlerFailed);
-          if (completion === 'recorded') cache.remember(scope, fingerprint, response, startedAt + ttlMs);
-          return completion;
-        } finally {
-          held.end();
-          drain.leave(entry);
-        }
-      },
-      async release(keepWrites) {
-        try {
-          await hold.release(keepWrites);
-        } finally {
-          held.end();
-          drain.leave(entry);
-        }
-      },
-    };
+    return new TrackedHold(hold, request, startedAt, held, entry, this.cache, this.drain);
   }
 }
 
