@@ -1,7 +1,8 @@
 // `node bench/sealed-ab.mjs`: an interleaved A/B of two module servers alone on one PostgreSQL, the
 // demo in clear and the demo with keys digested and outcomes sealed, execute path at concurrency
 // 32, AB_ROUNDS rounds (default 6) of BENCH_DURATION seconds (default 5), alternating which goes
-// first, each after BENCH_WARMUP seconds (default 2) of the same path on the same server. Prints each round's req/s and the median ratio. BENCH_NODE as for `npm run bench`.
+// first, each after BENCH_WARMUP seconds (default 2) of the same path on the same server. Prints
+// each round's req/s and the median ratio. BENCH_NODE as for `npm run bench`.
 import { randomBytes } from 'node:crypto';
 import { startDatabase } from './database.mjs';
 import { nodeBinary } from '../scripts/node-lines.mjs';

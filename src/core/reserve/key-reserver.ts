@@ -6,12 +6,11 @@ import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';
 
-import type { KeyHold } from '../hold/key-hold.js';
 import { LeaseHold } from '../hold/lease-hold.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
-import { type LocalHold, ReplayCache } from './replay-cache.js';
+import { ReplayCache } from './replay-cache.js';
 import { DatabaseUnavailableError } from '../../hosts/database-failures.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { ScopedKey } from '../../key/scoped-key.js';
@@ -120,7 +119,15 @@ export class KeyReserver {
       if (found.kind !== 'held') return this.refused(found, request, startedAt);
       return {
         kind: 'held',
-        hold: this.tracked(found.hold, request, startedAt, this.cache.hold(scope, fingerprint, Infinity), entry),
+        hold: new TrackedHold(
+          found.hold,
+          request,
+          startedAt,
+          this.cache.hold(scope, fingerprint, Infinity),
+          entry,
+          this.cache,
+          this.drain,
+        ),
       };
     }
     const found = await reserveLease(this.host, request, route.leaseMs, table, this.outcomes);
@@ -138,7 +145,7 @@ export class KeyReserver {
       (until) => local.extend(until),
     );
     entry.stopRenewing = () => lease.stopRenewing();
-    return { kind: 'held', hold: this.tracked(lease, request, startedAt, local, entry) };
+    return { kind: 'held', hold: new TrackedHold(lease, request, startedAt, local, entry, this.cache, this.drain) };
   }
 
   private refused(
@@ -149,17 +156,6 @@ export class KeyReserver {
     if (refusal.kind === 'completed')
       this.cache.remember(request.scope, request.fingerprint, refusal.response, startedAt + expiresInMs!);
     return refusal;
-  }
-
-  /** `hold`, keeping this instance's knowledge of its key (`TrackedHold`). */
-  private tracked(
-    hold: KeyHold,
-    request: IdempotentRequest,
-    startedAt: number,
-    held: LocalHold,
-    entry: DrainedHold,
-  ): KeyHold {
-    return new TrackedHold(hold, request, startedAt, held, entry, this.cache, this.drain);
   }
 }
 
