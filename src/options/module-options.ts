@@ -21,9 +21,8 @@ export interface ReplayCacheOptions {
   /** Body and header bytes held at most. Default: 32 MiB. */
   maxBytes?: number;
   /**
-   * How long an outcome is replayed from memory before the table is read again (never past the
-   * key's expiry): a key expired from outside (the key console) is replayed here no longer
-   * than this. Default: `'1m'`.
+   * How long an outcome is replayed from memory before the table is read again (never past the key's expiry):
+   * a key expired from outside (the key console) is replayed here no longer than this. Default: `'1m'`.
    */
   maxAge?: Duration;
 }
@@ -59,8 +58,7 @@ export interface StorageOptions {
    * How a row names its key: `'clear'` stores the key and the caller as sent; `'digest'` stores
    * only a SHA-256 of both (`sha256:` and 64 hex digits in `key`, `''` in `caller`), so a dump or
    * a replica shows no client's key. Lookups, conflicts, replays and sweeping are the same.
-   * Switching a table that holds rows needs the digesting migration first (docs/storage.md).
-   * Default: `'clear'`.
+   * Switching a table that holds rows needs the digesting migration first (docs/storage.md). Default: `'clear'`.
    */
   keys?: KeyStorage;
   /**
@@ -121,9 +119,7 @@ export interface IdempotencyModuleOptions {
   replayHeaders?: readonly string[];
   /** `Retry-After` (seconds) of a 409 while the first request is in flight. Default: `1`. */
   retryAfterSeconds?: number;
-  /**
-   * Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx.
-   */
+  /** Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx. */
   storeResponse?: StorePolicy;
   /**
    * The largest response body (bytes) that is stored. A response that would be stored but is
