@@ -8,7 +8,7 @@ import { audit, brokenPayments } from './audit.mjs';
 import { FormationNotFormedError, pgAutoctl, startFormation, startFormationRouter } from './auto-failover.mjs';
 import { driveClients } from './clients.mjs';
 import { query, STEADY_MS, startApps } from './harness.mjs';
-import { untilWritable } from './postgres-pair.mjs';
+import { untilWritable } from './readiness.mjs';
 
 /**
  * The monitor's health checks: a check a second, one retry 500 ms later, a node unhealthy after

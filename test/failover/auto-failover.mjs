@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { freePorts } from './free-ports.mjs';
 import { postgresBin } from './postgres-pair.mjs';
 import { startTcpProxy } from './tcp-proxy.mjs';
 
@@ -31,11 +32,12 @@ export function pgAutoctl() {
 }
 
 /**
- * Starts the monitor on `ports[0]` and two nodes on the others; resolves once the first is the
- * primary and the second its secondary. `monitorSettings` are the monitor's `pgautofailover.*`
- * settings (its health checks), set before the nodes join.
+ * Starts the monitor on `ports[0]` and two nodes on the others (three free ports by default);
+ * resolves once the first is the primary and the second its secondary. `monitorSettings` are the
+ * monitor's `pgautofailover.*` settings (its health checks), set before the nodes join.
  */
-export async function startFormation({ ports = [55440, 55441, 55442], monitorSettings = {} } = {}) {
+export async function startFormation({ ports, monitorSettings = {} } = {}) {
+  ports ??= await freePorts(3);
   const bin = postgresBin();
   const folder = mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-autofailover-'));
   if (root) chownSync(folder, uid('-u'), uid('-g'));

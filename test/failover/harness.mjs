@@ -4,11 +4,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { repointPgBouncer, startPgBouncer, stopPgBouncer } from '../../scripts/pgbouncer.mjs';
 import { startDemoProcess } from '../support/demo-process.cjs';
+import { freePorts } from './free-ports.mjs';
 import { startPostgresPair } from './postgres-pair.mjs';
 import { startTcpProxy } from './tcp-proxy.mjs';
-
-/** The port of the scenarios' PgBouncer (test:pooler's is 6544). */
-const PGBOUNCER_PORT = 6545;
 
 /** Milliseconds of steady load before the failover, and after the new primary takes writes. */
 export const STEADY_MS = Number(process.env.FAILOVER_STEADY_MS ?? 3000);
@@ -43,12 +41,13 @@ export async function withPair(synchronous, body, { pgbouncer } = {}) {
  * clients get its errors until it is repointed).
  */
 async function startPgBouncerRouter(target, settings) {
-  await startPgBouncer(`postgres://postgres@127.0.0.1:${target}/postgres`, PGBOUNCER_PORT, 20, settings);
+  const [port] = await freePorts(1);
+  await startPgBouncer(`postgres://postgres@127.0.0.1:${target}/postgres`, port, 20, settings);
   return {
-    port: PGBOUNCER_PORT,
+    port,
     pause: () => undefined,
-    repoint: (port) => repointPgBouncer(PGBOUNCER_PORT, port),
-    close: () => stopPgBouncer(PGBOUNCER_PORT),
+    repoint: (to) => repointPgBouncer(port, to),
+    close: () => stopPgBouncer(port),
   };
 }
 

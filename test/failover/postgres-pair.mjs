@@ -13,7 +13,8 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
+import { freePorts } from './free-ports.mjs';
+import { untilSynchronous, untilWritable } from './readiness.mjs';
 import { startTcpProxy } from './tcp-proxy.mjs';
 
 const root = process.getuid?.() === 0;
@@ -60,10 +61,12 @@ function runInBackground(bin, tool, args, { allowFailure = false } = {}) {
 }
 
 /**
- * Starts a primary on `ports[0]` and a standby of it on `ports[1]`. Resolves the pair: each
- * node's URL and data folder, and the operations above. `remove()` removes everything.
+ * Starts a primary on `ports[0]` and a standby of it on `ports[1]` (two free ports by default).
+ * Resolves the pair: each node's URL and data folder, and the operations above. `remove()`
+ * removes everything; a pair that fails to start is removed, its logs in the error.
  */
-export async function startPostgresPair({ synchronous, ports = [55432, 55433] }) {
+export async function startPostgresPair({ synchronous, ports }) {
+  ports ??= await freePorts(2);
   const bin = postgresBin();
   if (!bin) throw new Error('no PostgreSQL binaries found (set PG_BIN to the folder of pg_ctl)');
   const folder = mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-failover-'));
@@ -82,46 +85,30 @@ export async function startPostgresPair({ synchronous, ports = [55432, 55433] })
   }));
   const [first, second] = nodes;
 
-  run(bin, 'initdb', ['-D', first.data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
-  appendFileSync(
-    join(first.data, 'postgresql.conf'),
-    [
-      `listen_addresses = '127.0.0.1'`,
-      `unix_socket_directories = '${folder}'`,
-      'wal_level = replica',
-      'max_wal_senders = 10',
-      'max_replication_slots = 10',
-      `wal_keep_size = '512MB'`,
-      'hot_standby = on',
-      'wal_log_hints = on',
-      'max_connections = 200',
-      // The suite kills processes, not machines: what a process wrote is in the OS's cache.
-      'fsync = off',
-      'full_page_writes = on',
-      `synchronous_commit = on`,
-      `synchronous_standby_names = '${synchronous ? 'FIRST 1 (node1, node2)' : ''}'`,
-      '',
-    ].join('\n'),
-  );
-  const start = (node) =>
-    run(bin, 'pg_ctl', ['-D', node.data, '-l', node.log, '-o', `-p ${node.port}`, '-w', '-t', '60', 'start']);
-  start(first);
-  run(bin, 'pg_basebackup', [
-    '-h',
-    '127.0.0.1',
-    '-p',
-    String(first.port),
-    '-U',
-    'postgres',
-    '-D',
-    second.data,
-    '-X',
-    'stream',
-  ]);
-  // The standby streams from the primary through a link the suite can hold and break.
-  const link = await startTcpProxy({ target: first.port });
-  follow(second, { port: link.port });
-  start(second);
+  const start = (node) => {
+    const args = ['-D', node.data, '-l', node.log, '-o', `-p ${node.port}`, '-w', '-t', '60', 'start'];
+    if (run(bin, 'pg_ctl', args, { allowFailure: true }).status !== 0)
+      throw new Error(`${node.name} did not start on port ${node.port}`);
+  };
+  let link;
+  try {
+    run(bin, 'initdb', ['-D', first.data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C']);
+    appendFileSync(join(first.data, 'postgresql.conf'), settings(folder, synchronous));
+    start(first);
+    const backup = ['-h', '127.0.0.1', '-p', String(first.port), '-U', 'postgres', '-D', second.data, '-X', 'stream'];
+    run(bin, 'pg_basebackup', backup);
+    // The standby streams from the primary through a link the suite can hold and break.
+    link = await startTcpProxy({ target: first.port });
+    follow(second, { port: link.port });
+    start(second);
+    if (synchronous) await untilSynchronous(first.url);
+  } catch (error) {
+    error.message += `\n${logs()}`;
+    for (const node of nodes) run(bin, 'pg_ctl', ['-D', node.data, '-m', 'immediate', 'stop'], { allowFailure: true });
+    await link?.close();
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
 
   const pair = {
     folder,
@@ -198,14 +185,16 @@ export async function startPostgresPair({ synchronous, ports = [55432, 55433] })
       await link.close();
       rmSync(folder, { recursive: true, force: true });
     },
-    logs() {
-      return nodes
-        .map((node) => `--- ${node.name}\n${existsSync(node.log) ? readFileSync(node.log, 'utf8').slice(-3000) : ''}`)
-        .join('\n');
-    },
+    logs,
   };
-  if (synchronous) await untilSynchronous(first.url);
   return pair;
+
+  /** The tail of each node's server log. */
+  function logs() {
+    return nodes
+      .map((node) => `--- ${node.name}\n${existsSync(node.log) ? readFileSync(node.log, 'utf8').slice(-3000) : ''}`)
+      .join('\n');
+  }
 
   /** Makes `node` a standby of `primary` (standby.signal and primary_conninfo, its own application_name). */
   function follow(node, primary) {
@@ -234,40 +223,23 @@ export async function startPostgresPair({ synchronous, ports = [55432, 55433] })
   }
 }
 
-/** Resolves once `url`'s server accepts writes (it is a primary). */
-export async function untilWritable(url, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const client = new pg.Client({ connectionString: url });
-    try {
-      await client.connect();
-      const { rows } = await client.query('SELECT pg_is_in_recovery() AS recovering');
-      if (!rows[0].recovering) return;
-    } catch {
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-    if (Date.now() > deadline) throw new Error(`${url} never accepted writes`);
-    await sleep(100);
-  }
-}
-
-/** Resolves once the primary at `url` has a synchronous standby streaming. */
-async function untilSynchronous(url, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const client = new pg.Client({ connectionString: url });
-    try {
-      await client.connect();
-      const { rows } = await client.query(
-        `SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'`,
-      );
-      if (rows[0].n > 0) return;
-    } catch {
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-    if (Date.now() > deadline) throw new Error(`${url} has no synchronous standby`);
-    await sleep(100);
-  }
+/** The primary's postgresql.conf settings (the standby copies them). */
+function settings(folder, synchronous) {
+  return [
+    `listen_addresses = '127.0.0.1'`,
+    `unix_socket_directories = '${folder}'`,
+    'wal_level = replica',
+    'max_wal_senders = 10',
+    'max_replication_slots = 10',
+    `wal_keep_size = '512MB'`,
+    'hot_standby = on',
+    'wal_log_hints = on',
+    'max_connections = 200',
+    // The suite kills processes, not machines: what a process wrote is in the OS's cache.
+    'fsync = off',
+    'full_page_writes = on',
+    `synchronous_commit = on`,
+    `synchronous_standby_names = '${synchronous ? 'FIRST 1 (node1, node2)' : ''}'`,
+    '',
+  ].join('\n');
 }
