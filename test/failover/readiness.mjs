@@ -3,39 +3,30 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 
 /** Resolves once `url`'s server accepts writes (it is a primary). */
-export async function untilWritable(url, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const client = new pg.Client({ connectionString: url });
-    try {
-      await client.connect();
-      const { rows } = await client.query('SELECT pg_is_in_recovery() AS recovering');
-      if (!rows[0].recovering) return;
-    } catch {
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-    if (Date.now() > deadline) throw new Error(`${url} never accepted writes`);
-    await sleep(100);
-  }
+export function untilWritable(url, ms = 60_000) {
+  return until(url, 'SELECT NOT pg_is_in_recovery() AS ready', 'never accepted writes', ms);
 }
 
 /** Resolves once the primary at `url` has a synchronous standby streaming. */
-export async function untilSynchronous(url, ms = 60_000) {
+export function untilSynchronous(url, ms = 60_000) {
+  const sql = `SELECT count(*) > 0 AS ready FROM pg_stat_replication WHERE sync_state = 'sync'`;
+  return until(url, sql, 'has no synchronous standby', ms);
+}
+
+/** Asks `url`'s server `sql` on a new connection every 100 ms until its `ready` is true. */
+async function until(url, sql, failure, ms) {
   const deadline = Date.now() + ms;
   for (;;) {
     const client = new pg.Client({ connectionString: url });
     try {
       await client.connect();
-      const { rows } = await client.query(
-        `SELECT count(*)::int AS n FROM pg_stat_replication WHERE sync_state = 'sync'`,
-      );
-      if (rows[0].n > 0) return;
+      const { rows } = await client.query(sql);
+      if (rows[0].ready) return;
     } catch {
     } finally {
       await client.end().catch(() => undefined);
     }
-    if (Date.now() > deadline) throw new Error(`${url} has no synchronous standby`);
+    if (Date.now() > deadline) throw new Error(`${url} ${failure}`);
     await sleep(100);
   }
 }
