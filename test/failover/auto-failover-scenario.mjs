@@ -8,7 +8,7 @@ import { audit, brokenPayments } from './audit.mjs';
 import { FormationNotFormedError, pgAutoctl, startFormation, startFormationRouter } from './auto-failover.mjs';
 import { driveClients } from './clients.mjs';
 import { query, STEADY_MS, startApps } from './harness.mjs';
-import { untilWritable } from './readiness.mjs';
+import { until, untilWritable } from './readiness.mjs';
 
 /**
  * The monitor's health checks: a check a second, one retry 500 ms later, a node unhealthy after
@@ -95,10 +95,7 @@ async function formed() {
 
 /** Resolves once the monitor names `node` primary and it takes writes. */
 async function untilPromoted(formation, node) {
-  const deadline = Date.now() + 120_000;
-  while ((await formation.primaryPort().catch(() => undefined)) !== node.port) {
-    if (Date.now() > deadline) throw new Error(`the monitor did not promote ${node.name} within 120 s`);
-    await sleep(100);
-  }
+  const named = async () => (await formation.primaryPort().catch(() => undefined)) === node.port;
+  await until(named, `the monitor naming ${node.name} primary`, 120_000);
   await untilWritable(node.url);
 }

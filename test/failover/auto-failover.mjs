@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePorts } from './free-ports.mjs';
 import { postgresBin } from './postgres-pair.mjs';
+import { until } from './readiness.mjs';
 import { startTcpProxy } from './tcp-proxy.mjs';
 
 const root = process.getuid?.() === 0;
@@ -59,7 +60,11 @@ export async function startFormation({ ports, monitorSettings = {} } = {}) {
     monitorUrl,
     async start() {
       service(monitor, ['create', 'monitor', '--pgdata', monitor.data, '--pgport', String(monitor.port), ...common]);
-      await until(async () => (await monitorQuery('SELECT 1')).length === 1, 'the monitor to accept connections');
+      await until(
+        async () => (await monitorQuery('SELECT 1')).length === 1,
+        'pg_auto_failover: the monitor accepting connections',
+        FORMATION_BOUND_MS,
+      );
       const superuser = `postgres://postgres@127.0.0.1:${monitor.port}/pg_auto_failover`;
       for (const [name, value] of Object.entries(monitorSettings))
         await queryOn(superuser, `ALTER SYSTEM SET pgautofailover.${name} = '${value}'`);
@@ -87,7 +92,8 @@ export async function startFormation({ ports, monitorSettings = {} } = {}) {
               const states = await formation.states();
               return wanted.every((state, at) => states[nodes[at].name] === state);
             },
-            `${node.name} to join (${wanted.join(', ')})`,
+            `pg_auto_failover: ${node.name} joining (${wanted.join(', ')})`,
+            FORMATION_BOUND_MS,
           );
         } catch (error) {
           throw new FormationNotFormedError(`${error.message}; the monitor's nodes: ${await formation.describe()}`);
@@ -221,15 +227,6 @@ async function queryOn(url, text) {
     return (await client.query(text)).rows;
   } finally {
     await client.end();
-  }
-}
-
-async function until(condition, what) {
-  const deadline = Date.now() + FORMATION_BOUND_MS;
-  while (!(await condition())) {
-    if (Date.now() > deadline)
-      throw new Error(`pg_auto_failover: ${what} did not happen within ${FORMATION_BOUND_MS / 1000} s`);
-    await sleep(200);
   }
 }
 
