@@ -30,6 +30,21 @@ export class UnreplayableRouteError extends IdempotencyConfigurationError {
 }
 
 /**
+ * `@Idempotent()` on a route of a safe method (`@Get()`, `@Head()`, `@Options()`), which changes
+ * nothing a retry could do twice. Thrown at bootstrap; `routes` names each. On a controller marked
+ * `@Idempotent()` as a whole, its safe routes are passed by instead.
+ */
+export class SafeMethodRouteError extends IdempotencyConfigurationError {
+  constructor(readonly routes: readonly string[]) {
+    super(
+      `@Idempotent() is for routes that change something (POST, PUT, PATCH, DELETE); a GET, HEAD or OPTIONS ` +
+        `request changes nothing a retry could do twice: remove it from these routes:\n` +
+        routes.map((route) => `  - ${route}`).join('\n'),
+    );
+  }
+}
+
+/**
  * `@Idempotent()` on a handler that is neither an HTTP route nor a GraphQL mutation: a microservice
  * `@MessagePattern()` / `@EventPattern()` handler, a GraphQL query, subscription or field
  * resolver, or a method of another provider (a WebSocket gateway, a service), where it would do

@@ -2,11 +2,12 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { IDEMPOTENT_MESSAGE, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { IdempotentMessageHandlers } from '../messages/idempotent-message-handlers.js';
-import { NotAnHttpRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
+import { NotAnHttpRouteError, SafeMethodRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../http/idempotent-routes.js';
 import { IdempotentMutations, resolverTypeOf } from '../graphql/idempotent-mutations.js';
 import { PATH_METADATA, PATTERN_METADATA } from '../http/route-check/nest-route-metadata.js';
 import { unreplayableReason } from '../http/route-check/unreplayable-route.js';
+import { safeMethodOf } from '../http/route-check/safe-method.js';
 
 /**
  * Checks every controller and provider at bootstrap, so that `app.init()` / `app.listen()` fails
@@ -14,6 +15,8 @@ import { unreplayableReason } from '../http/route-check/unreplayable-route.js';
  * - `@Idempotent()` on a handler that is not an HTTP route (a message pattern, a provider's
  *   method), or `@IdempotentMessage()` on one that is not a message pattern:
  *   {@link NotAnHttpRouteError}, naming each;
+ * - `@Idempotent()` on a GET, HEAD or OPTIONS route: {@link SafeMethodRouteError} (by class, such
+ *   routes are passed by);
  * - an `@Idempotent()` route (by method or by class) whose responses cannot be replayed:
  *   {@link UnreplayableRouteError}, naming each such route and how to fix it;
  * - an invalid route option: the option's error.
@@ -34,6 +37,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
   onModuleInit(): void {
     const notHttp = this.markedProviderMethods();
     const problems: string[] = [];
+    const safeRoutes: string[] = [];
     for (const wrapper of this.discovery.getControllers()) {
       const controller = wrapper.metatype as Function | undefined;
       if (!controller?.prototype) continue;
@@ -60,12 +64,20 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
             notHttp.push(`${controller.name}.${name} (not a route)`);
           continue;
         }
-        this.routes.of(controller, handler);
         const reason = unreplayableReason(controller, name);
+        // By class, its safe routes are passed by; by method, refused (an unreplayable one is told as such).
+        const safe = reason ? undefined : safeMethodOf(handler);
+        if (safe !== undefined) {
+          if (this.reflector.get(IDEMPOTENT_ROUTE, handler) !== undefined)
+            safeRoutes.push(`${controller.name}.${name} (@${safe}())`);
+          continue;
+        }
+        this.routes.of(controller, handler);
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }
     }
     if (notHttp.length > 0) throw new NotAnHttpRouteError(notHttp);
+    if (safeRoutes.length > 0) throw new SafeMethodRouteError(safeRoutes);
     if (problems.length > 0) throw new UnreplayableRouteError(problems);
   }
 

@@ -7,6 +7,7 @@ import { DatabaseHost } from '../hosts/database-host.js';
 import { executionContext } from '../hosts/execution-context.js';
 import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
+import { TablesNotMigratedError } from '../store/table/tables-not-migrated.error.js';
 import { decideWork } from './outcome-decision.js';
 import { KeyReserver, type ReservationRules } from './reserve/key-reserver.js';
 import { carryOut } from './hold/carry-out.js';
@@ -92,6 +93,10 @@ export class ExactlyOnce {
     if (error instanceof ShuttingDownError) {
       this.events.emit({ type: 'refused', handler, reason: 'shutting-down', transport });
       return 'shutting-down';
+    }
+    if (error instanceof TablesNotMigratedError) {
+      logger.error(`${handler}: ${error.message}; nothing ran`);
+      return 'not-migrated';
     }
     if (error instanceof UnreadableOutcomeError) {
       logger.error(`${handler}: ${error.message}; nothing ran`);

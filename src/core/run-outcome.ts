@@ -1,5 +1,9 @@
-/** Why no key was taken: the store could not be reached, the app is shutting down, or a recorded outcome cannot be read. */
-export type UnavailableReason = 'store' | 'shutting-down' | 'outcome-unreadable';
+/**
+ * Why no key was taken: the store could not be reached, the app is shutting down, or a recorded
+ * outcome cannot be read (each passes: try again later); or the key table does not exist
+ * (`not-migrated`: nothing passes until the migration runs; the error says how).
+ */
+export type UnavailableReason = 'store' | 'shutting-down' | 'outcome-unreadable' | 'not-migrated';
 
 /**
  * What running work under a key came to, for the entry that asked (`IdempotencyService.run()`
@@ -24,6 +28,7 @@ export type RunOutcome<T = unknown> =
   | { kind: 'lease-lost' }
   /**
    * The store could not be reached (or the work's own database work failed for the store's sake),
-   * the app is shutting down, or the recorded outcome cannot be read: nothing was kept; try again later.
+   * the app is shutting down, or the recorded outcome cannot be read: nothing was kept; try again
+   * later. With `reason: 'not-migrated'`, the key table does not exist: nothing ran.
    */
   | { kind: 'unavailable'; error: unknown; reason: UnavailableReason };

@@ -145,6 +145,11 @@ export class GraphqlEntry {
           graphqlContext,
         );
       case 'unavailable':
+        if (outcome.reason === 'not-migrated')
+          throw new IdempotentMutationError(
+            'IDEMPOTENCY_STORE_NOT_MIGRATED',
+            "the server's idempotency table has not been created, so nothing ran; a retry fails the same way until the migration is run",
+          );
         throw this.retryLater(
           'IDEMPOTENCY_UNAVAILABLE',
           outcome.reason === 'shutting-down'

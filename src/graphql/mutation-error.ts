@@ -15,7 +15,9 @@ export type MutationErrorCode =
   /** Lease mode: the lease was taken over before the mutation finished; the newer holder's outcome stands. */
   | 'IDEMPOTENCY_LEASE_TAKEN_OVER'
   /** The store is unavailable or the app is shutting down: nothing ran or was kept; retry after `retryAfterSeconds`. */
-  | 'IDEMPOTENCY_UNAVAILABLE';
+  | 'IDEMPOTENCY_UNAVAILABLE'
+  /** The key table does not exist (a migration not run): nothing ran, and no retry helps until it does. */
+  | 'IDEMPOTENCY_STORE_NOT_MIGRATED';
 
 /**
  * What an `@Idempotent()` mutation answers instead of running: a GraphQL error of that field

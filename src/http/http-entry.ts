@@ -28,6 +28,7 @@ import { replaceResponse } from './response/response-capture.js';
 import { replayOf } from './response/replay.js';
 import { KeyRun } from './run/key-run.js';
 import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
+import { TablesNotMigratedError } from '../store/table/tables-not-migrated.error.js';
 
 /** The outcome a reservation settles, on its span; a held key's comes with its record. */
 const RESERVED: Record<Reservation['kind'], TracedOutcome | undefined> = {
@@ -163,6 +164,10 @@ export class HttpEntry implements NestInterceptor {
       if (error instanceof UnreadableOutcomeError) {
         this.logger.error(`${route.handler}: ${error.message}; the request was answered 503 and nothing ran`);
         throw Problems.outcomeUnreadable(route.retryAfterSeconds);
+      }
+      if (error instanceof TablesNotMigratedError) {
+        this.logger.error(`${route.handler}: ${error.message}; the request was answered 500 and nothing ran`);
+        throw Problems.storeNotMigrated();
       }
       this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
       throw Problems.storeUnavailable('reserving', route.retryAfterSeconds);

@@ -7,6 +7,7 @@ import type { IdempotentRouteOptions } from '../options/module-options.js';
 import { naming } from '../options/checks.js';
 import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } from '../options/settings.js';
 import { aKeySource, type RouteKeySource } from './parse/key-source.js';
+import { safeMethodOf } from './route-check/safe-method.js';
 
 /** An `@Idempotent()` route's settings, with where it reads its key. */
 export interface HttpRouteSettings extends RouteSettings {
@@ -24,7 +25,8 @@ export class IdempotentRoutes {
         handler,
         controller,
       ]);
-      if (!options) return undefined;
+      // A safe route of a controller marked as a whole is passed by (by method, bootstrap refused it).
+      if (!options || safeMethodOf(handler) !== undefined) return undefined;
       const name = `${controller.name}.${handler.name}`;
       return {
         ...resolveRouteOptions(settings, options, name, controller),

@@ -12,6 +12,7 @@ export enum ProblemType {
   BodyTooDeep = 'urn:nestjs-pg-idempotency:body-too-deep',
   BodyNotParsed = 'urn:nestjs-pg-idempotency:body-not-parsed',
   StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
+  StoreNotMigrated = 'urn:nestjs-pg-idempotency:store-not-migrated',
   ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
   ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
   HandlerFailedAfterAnswer = 'urn:nestjs-pg-idempotency:handler-failed-after-answer',
@@ -31,6 +32,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.BodyTooDeep]: { status: 400, title: 'Request body nested too deeply' },
   [ProblemType.BodyNotParsed]: { status: 415, title: 'Request body not parsed, so it cannot be fingerprinted' },
   [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
+  [ProblemType.StoreNotMigrated]: { status: 500, title: 'Idempotency store not set up' },
   [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
   [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
   [ProblemType.HandlerFailedAfterAnswer]: { status: 500, title: 'Handler failed after sending its answer' },
@@ -125,7 +127,9 @@ export const Problems = {
   callerUnidentified: () =>
     new IdempotencyProblem(
       ProblemType.CallerUnidentified,
-      'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller',
+      'idempotent requests must be authenticated, so that a stored response is only ever replayed to its caller ' +
+        "(the server found no caller: an authentication guard sets request.user, the module's caller option reads " +
+        "another, or anonymousCallers: 'shared' lets every unauthenticated client share one scope)",
     ),
   callerUnstorable: (maxBytes: number) =>
     new IdempotencyProblem(
@@ -157,6 +161,13 @@ export const Problems = {
       ProblemType.StoreUnavailable,
       `${UNAVAILABLE[when]}; retry later with the same key`,
       retryAfter(retryAfterSeconds),
+    ),
+  /** The key table does not exist (a migration not run): nothing ran, and no retry helps until it does. */
+  storeNotMigrated: () =>
+    new IdempotencyProblem(
+      ProblemType.StoreNotMigrated,
+      "the server's idempotency table has not been created, so nothing was run; this is the server's setup, not " +
+        'the request: a retry fails the same way until the migration is run',
     ),
   /** The drain began: no key is taken here any more; the connection is closed, so a retry goes to another instance. */
   shuttingDown: (retryAfterSeconds: number) =>

@@ -70,6 +70,7 @@ export const MODULE_DEFAULTS = {
   preparedStatements: true,
   drainTimeout: '10s',
   openTelemetry: true,
+  checkTables: true,
 } as const satisfies Required<
   Omit<IdempotencyModuleOptions, 'pool' | 'partitionInterval' | 'storage' | 'problemDocumentation' | 'outbox'>
 >;

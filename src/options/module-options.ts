@@ -178,6 +178,13 @@ export interface IdempotencyModuleOptions {
   openTelemetry?: boolean;
   /** What the key table stores: keys in clear or as digests, outcomes in clear or sealed. Default: in clear. */
   storage?: StorageOptions;
+  /**
+   * Whether the app refuses to start when its database answers without the module's tables
+   * (`idempotency_keys`, and `idempotency_outbox` with the outbox), naming the migration to run.
+   * `false` starts anyway (tables created after the app starts): each key is then answered with a
+   * 500 `store-not-migrated` problem until they exist, never a 503. Default: `true`.
+   */
+  checkTables?: boolean;
   /** The outbox: messages `IdempotencyOutbox.stage()` commits with the key, published after (docs/outbox.md). */
   outbox?: OutboxOptions;
 }

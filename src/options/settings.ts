@@ -81,6 +81,8 @@ export interface IdempotencySettings {
   openTelemetry: boolean;
   /** How outcomes are stored: in clear, or sealed (`storage.encryption`). */
   outcomes: StoredOutcomes;
+  /** Whether bootstrap fails when the database lacks the module's tables. */
+  checkTables: boolean;
   /** The outbox, when the app configured one. */
   outbox?: OutboxSettings;
 }
@@ -171,6 +173,7 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     ...aStorage(options.storage),
     drainTimeoutMs: milliseconds(options.drainTimeout, 'drainTimeout', { maxMs: MAX_TIMER_MS }),
     openTelemetry: aBoolean(options.openTelemetry, 'openTelemetry'),
+    checkTables: aBoolean(options.checkTables, 'checkTables'),
     outbox: outboxSettings(options.outbox),
     metrics: options.metrics === false ? false : { prefix: '', ...defined(options.metrics) },
     replayCache: cache && {

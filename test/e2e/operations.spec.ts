@@ -1,10 +1,9 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { IdempotencyKeyConsole } from '../../src/index.js';
 import { IdempotencyHealthIndicator } from '../../src/operations/terminus/index.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
+import { cli } from '../support/cli.js';
 import { sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { PostgresProxy, throughProxy } from '../support/postgres-proxy.js';
@@ -103,18 +102,6 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
     });
   });
 });
-
-const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
-  promisify(execFile)(process.execPath, ['dist/esm/operations/cli/main.js', ...args], {
-    env: { ...process.env, ...env },
-  }).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({
-      code: error.code,
-      stdout: error.stdout,
-      stderr: error.stderr,
-    }),
-  );
 
 describe('npx nestjs-pg-idempotency keys (the CLI, spawned as a user runs it)', () => {
   const { startLab } = appsOn('express');

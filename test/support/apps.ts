@@ -105,6 +105,8 @@ export interface LabSetup {
   problemFilter?: boolean;
   /** Runs on the app before it listens (e.g. `app.enableCors()`). */
   configure?: (app: INestApplication) => void;
+  /** The database the lab's TypeORM connects to. Default: `appDatabaseUrl()`. */
+  databaseUrl?: string;
 }
 
 /**
@@ -161,7 +163,7 @@ export async function startLab(options: IdempotencyModuleOptions = {}, setup: La
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
             type: 'postgres',
-            url: appDatabaseUrl(),
+            url: setup.databaseUrl ?? appDatabaseUrl(),
             entities: [Payment],
             subscribers: [CommitCounter],
             extra: { max: 20 },

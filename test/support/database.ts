@@ -138,3 +138,12 @@ export async function waitingOnTable(table: string): Promise<number> {
   );
   return Number(n);
 }
+
+/** A database of its own on the suites' server, with none of the module's tables; `drop()` removes it. */
+export async function emptyDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = `${name}_${process.pid}_${Date.now().toString(36)}`.toLowerCase().replace(/\W/g, '_').slice(0, 63);
+  await sql(`CREATE DATABASE ${database}`);
+  const url = new URL(databaseUrl());
+  url.pathname = `/${database}`;
+  return { url: url.href, drop: () => sql(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).then(() => undefined) };
+}

@@ -11,7 +11,9 @@ import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { ReplayCache } from './replay-cache.js';
-import { DatabaseUnavailableError } from '../../hosts/database-failures.js';
+import { DatabaseUnavailableError, RefusedByDatabaseError } from '../../hosts/database-failures.js';
+import { KEY_TABLE } from '../../store/table/module-tables.js';
+import { TablesNotMigratedError } from '../../store/table/tables-not-migrated.error.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { ScopedKey } from '../../key/scoped-key.js';
 import type { Refusal, Reservation } from './reservation.js';
@@ -49,7 +51,8 @@ export class KeyReserver {
   /**
    * The key's reservation, counted in flight for the drain (`KeyDrain`) from its start until it is
    * refused, or until its hold ends; once the drain began, `ShuttingDownError` (each attempt of wait
-   * mode too). Before the module is ready (the application's bootstrap), it waits for it.
+   * mode too). Before the module is ready (the application's bootstrap), it waits for it. A key
+   * table no migration created is `TablesNotMigratedError`.
    */
   async reserve(request: IdempotentRequest, route: ReservationRules): Promise<Reservation> {
     const opening = this.readiness.whenReady();
@@ -101,6 +104,10 @@ export class KeyReserver {
         return await this.reserveInDatabase(request, route, entry);
       } catch (error) {
         if (connectionLost(error)) this.cache.forgetOutcomes();
+        if (error instanceof RefusedByDatabaseError && UNDEFINED_TABLE_OR_COLUMN.test(error.sqlState ?? ''))
+          throw new TablesNotMigratedError([`the key table is missing (${error.message})`], [KEY_TABLE], {
+            cause: error,
+          });
         throw error;
       }
     });
@@ -158,6 +165,9 @@ export class KeyReserver {
     return refusal;
   }
 }
+
+/** Undefined table, undefined column: the module's statements met a table no migration created. */
+const UNDEFINED_TABLE_OR_COLUMN = /^(42P01|42703)$/;
 
 /** What a lost connection (or a server that now only reads) looks like, the first sign of a failover. */
 const LOST_CONNECTION_STATE = /^(08|57P0)|^25006$/;

@@ -8,6 +8,7 @@
  *   SSE_METADATA = '__sse__'                              handler function → true
  *   RouteParamtypes.RESPONSE = 1, RouteParamtypes.NEXT = 2
  *   PATH_METADATA = 'path'                                handler function → the route's path
+ *   METHOD_METADATA = 'method'                            handler function → its RequestMethod
  * and `@nestjs/microservices` (`constants.js`), for `@MessagePattern()` / `@EventPattern()`:
  *   PATTERN_METADATA = 'microservices:pattern'           handler function → its patterns
  */
@@ -17,4 +18,5 @@ export const SSE_METADATA = '__sse__';
 export const RESPONSE_PARAM = 1;
 export const NEXT_PARAM = 2;
 export const PATH_METADATA = 'path';
+export const METHOD_METADATA = 'method';
 export const PATTERN_METADATA = 'microservices:pattern';

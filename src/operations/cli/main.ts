@@ -6,17 +6,26 @@ import { toMilliseconds, type Duration } from '../../options/duration.js';
 import type { KeyStorage } from '../../key/scoped-key.js';
 import { countRows, inProgressRows, keyRows } from './key-output.js';
 import { IdempotencyError } from '../../idempotency.errors.js';
+import { migrate } from './migrate-command.js';
 
 /** Exit codes: what went wrong, for scripts. */
 const EXIT = { ok: 0, usage: 2, notFound: 3, database: 4 } as const;
 
-const USAGE = `Usage: nestjs-pg-idempotency keys <command> [options]   (against DATABASE_URL)
+const USAGE = `Usage: nestjs-pg-idempotency <command> [options]   (against DATABASE_URL)
 
 Commands:
-  get --caller ID --key KEY [--endpoint 'POST /payments']   a key's rows: state, status, age, expiry, fingerprint
-  in-progress [--older-than 5m] [--limit 100]               lease-mode keys in progress longer than that
-  expire --caller ID --key KEY [--endpoint 'POST /payments'] expire one key now: its next request runs
-  count                                                      rows by state
+  migrate [--outbox] [--partitioned] [--sql FILE ...]
+      creates the module's tables as the shipped migrations do (safe to re-run): idempotency_keys
+      (--partitioned: partitioned by expiry), with --outbox idempotency_outbox; then runs your own
+      SQL files; all in one transaction
+  keys get --caller ID --key KEY [--endpoint 'POST /payments']
+      a key's rows: state, status, age, expiry, fingerprint
+  keys in-progress [--older-than 5m] [--limit 100]
+      lease-mode keys in progress longer than that
+  keys expire --caller ID --key KEY [--endpoint 'POST /payments']
+      expire one key now: its next request runs
+  keys count
+      rows by state
 
 Options:
   --json            print JSON instead of a table
@@ -42,6 +51,9 @@ async function main(argv: string[]): Promise<number> {
         json: { type: 'boolean', default: false },
         digest: { type: 'boolean', default: false },
         'database-url': { type: 'string' },
+        outbox: { type: 'boolean', default: false },
+        partitioned: { type: 'boolean', default: false },
+        sql: { type: 'string', multiple: true, default: [] },
         help: { type: 'boolean', short: 'h', default: false },
       },
     });
@@ -54,14 +66,15 @@ async function main(argv: string[]): Promise<number> {
     print(USAGE);
     return values.help ? EXIT.ok : EXIT.usage;
   }
-  if (group !== 'keys' || !['get', 'in-progress', 'expire', 'count'].includes(command ?? '')) {
+  const migrating = group === 'migrate' && command === undefined;
+  if (!migrating && (group !== 'keys' || !['get', 'in-progress', 'expire', 'count'].includes(command ?? ''))) {
     return fail(EXIT.usage, `unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
   }
   const url = values['database-url'] ?? process.env.DATABASE_URL;
   if (!url)
     return fail(
       EXIT.usage,
-      'no database: set DATABASE_URL (or pass --database-url) to the database that holds idempotency_keys',
+      `no database: set DATABASE_URL (or pass --database-url) to the database that ${migrating ? 'is to hold' : 'holds'} idempotency_keys`,
     );
   const storage: KeyStorage = values.digest || process.env.IDEMPOTENCY_KEY_STORAGE === 'digest' ? 'digest' : 'clear';
 
@@ -71,6 +84,21 @@ async function main(argv: string[]): Promise<number> {
     await client.connect();
   } catch (error) {
     return fail(EXIT.database, `cannot reach the database at ${redacted(url)}: ${(error as Error).message}`);
+  }
+  if (migrating) {
+    try {
+      const lines = await migrate((text) => client.query(text), {
+        outbox: values.outbox,
+        partitioned: values.partitioned,
+        files: values.sql,
+      });
+      print(lines.join('\n'));
+      return EXIT.ok;
+    } catch (error) {
+      return fail(EXIT.database, `the migration failed, nothing was applied: ${(error as Error).message}`);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
   }
   try {
     const keys = new KeyConsole(async ([statement, params]) => {
@@ -118,7 +146,10 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof KeyConsoleInputError || error instanceof UsageError) return fail(EXIT.usage, error.message);
     const code = (error as { code?: string }).code;
     if (code === '42P01')
-      return fail(EXIT.database, 'the database has no idempotency_keys table: run the migration (docs/operations.md)');
+      return fail(
+        EXIT.database,
+        'the database has no idempotency_keys table: run `npx nestjs-pg-idempotency migrate` (docs/operations.md)',
+      );
     return fail(EXIT.database, `the database failed: ${(error as Error).message}`);
   } finally {
     await client.end().catch(() => undefined);

@@ -14,6 +14,7 @@ import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { IdempotencySettings } from '../../options/settings.js';
 import { KeyTable } from '../../store/table/key-table.js';
+import { TablesNotMigratedError } from '../../store/table/tables-not-migrated.error.js';
 import { KeyPartitions } from './key-partitions.js';
 import { SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
 
@@ -70,11 +71,14 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const partitioned = await this.table.strategy().then(
+    const partitioned = await this.table.verify(this.settings.outbox !== undefined).then(
       (table) => table.partitioned,
       (error: Error) => {
+        if (error instanceof TablesNotMigratedError && this.settings.checkTables) throw error;
         this.logger.error(
-          `could not look up the idempotency_keys table (the first request looks again): ${error.message}`,
+          error instanceof TablesNotMigratedError
+            ? `${error.message} (starting anyway: checkTables is false)`
+            : `could not look up the idempotency_keys table (the first request looks again): ${error.message}`,
         );
         return false;
       },

@@ -1,21 +1,5 @@
 import type { SqlStatement } from '../../hosts/database-host.js';
 
-/** The columns the module's statements use: a table without one of them is not migrated. */
-export const KEY_TABLE_COLUMNS = [
-  'key',
-  'caller',
-  'endpoint',
-  'fingerprint',
-  'state',
-  'status',
-  'response_headers',
-  'response_body',
-  'locked_until',
-  'lease_token',
-  'created_at',
-  'expires_at',
-];
-
 /** Which of $1 (column names, comma-separated) `idempotency_keys` has; none when there is no such table. */
 export const KEY_TABLE_SHAPE: SqlStatement = {
   name: 'nestjs_pg_idempotency_health_shape_v1',

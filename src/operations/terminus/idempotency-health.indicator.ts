@@ -4,7 +4,8 @@ import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { OUTBOX_LAG } from '../../store/outbox/outbox.sql.js';
-import { KEY_TABLE_COLUMNS, KEY_TABLE_SHAPE, SWEEP_LAG } from './health.sql.js';
+import { KEY_TABLE } from '../../store/table/module-tables.js';
+import { KEY_TABLE_SHAPE, SWEEP_LAG } from './health.sql.js';
 
 /** Options of one health check. */
 export interface IdempotencyHealthOptions {
@@ -65,7 +66,7 @@ export class IdempotencyHealthIndicator {
     try {
       const { rows } = await this.host.runAlone(
         'the health check',
-        [KEY_TABLE_SHAPE, [KEY_TABLE_COLUMNS.join(',')]],
+        [KEY_TABLE_SHAPE, [KEY_TABLE.columns.join(',')]],
         bound,
       );
       columns = rows.map((row) => row.column);
@@ -75,19 +76,19 @@ export class IdempotencyHealthIndicator {
         message: `the key store cannot be reached: ${(error as Error).message}`,
       });
     }
-    const missing = KEY_TABLE_COLUMNS.filter((column) => !columns.includes(column));
-    if (missing.length === KEY_TABLE_COLUMNS.length) {
+    const missing = KEY_TABLE.columns.filter((column) => !columns.includes(column));
+    if (missing.length === KEY_TABLE.columns.length) {
       return indicator.down({
         reachable: true,
         migrated: false,
-        message: 'there is no idempotency_keys table: run the migration',
+        message: 'there is no idempotency_keys table: run the migration (npx nestjs-pg-idempotency migrate)',
       });
     }
     if (missing.length > 0) {
       return indicator.down({
         reachable: true,
         migrated: false,
-        message: `idempotency_keys lacks ${missing.join(', ')}: run the migration`,
+        message: `idempotency_keys lacks ${missing.join(', ')}: run the migration (npx nestjs-pg-idempotency migrate)`,
       });
     }
     let lagMs: number;
@@ -134,7 +135,7 @@ export class IdempotencyHealthIndicator {
       return indicator.down({
         reachable: !/idempotency_outbox" does not exist/.test(message),
         message: /idempotency_outbox" does not exist/.test(message)
-          ? 'there is no idempotency_outbox table: run its migration'
+          ? 'there is no idempotency_outbox table: run its migration (npx nestjs-pg-idempotency migrate --outbox)'
           : `the outbox cannot be reached: ${message}`,
       });
     }

@@ -2,6 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DatabaseHost } from '../../hosts/database-host.js';
 import { KEY_TABLE_KIND } from './key-table.sql.js';
 import { type KeyTableStrategy, PARTITIONED_TABLE, PLAIN_TABLE } from './key-table-strategy.js';
+import {
+  KEY_TABLE,
+  missingPart,
+  type ModuleTable,
+  OUTBOX_TABLE,
+  TABLES_SHAPE,
+  type TableShape,
+} from './module-tables.js';
+import { TablesNotMigratedError } from './tables-not-migrated.error.js';
 
 /** How long the lookup of the table's kind may take. */
 const LOOKUP_TIMEOUT_MS = 10_000;
@@ -10,8 +19,8 @@ const LOOKUP_TIMEOUT_MS = 10_000;
  * Which `idempotency_keys` the database holds, as the strategy that writes its rows: the plain
  * table, or the opt-in one partitioned by expiry (`CreatePartitionedIdempotencyKeys1795996800000`),
  * whose key row is written without `ON CONFLICT` and whose sweeper drops partitions. Looked up
- * once, at bootstrap (the sweeper asks first); a lookup that fails is tried again by the next
- * caller. A table missing at bootstrap counts as plain.
+ * once, at bootstrap (`verify()`, which also finds a migration not run); a lookup that fails is
+ * tried again by the next caller. A table missing at lookup counts as plain.
  */
 @Injectable()
 export class KeyTable {
@@ -28,5 +37,36 @@ export class KeyTable {
         throw error;
       });
     return this.lookup;
+  }
+
+  /**
+   * The key table's strategy, looked up with the shape of the module's tables (the outbox's too,
+   * with `outbox`): `TablesNotMigratedError` when one is missing or lacks a column the module uses.
+   */
+  async verify(outbox: boolean): Promise<KeyTableStrategy> {
+    const tables: ModuleTable[] = outbox ? [KEY_TABLE, OUTBOX_TABLE] : [KEY_TABLE];
+    const { rows } = await this.host.runAlone(
+      'looking up the module tables',
+      [TABLES_SHAPE, [tables.map((table) => table.name)]],
+      { timeoutMs: LOOKUP_TIMEOUT_MS },
+    );
+    const shapes = rows as TableShape[];
+    const missing = tables.flatMap((table) => {
+      const part = missingPart(
+        table,
+        shapes.find((shape) => shape.name === table.name),
+      );
+      return part === undefined ? [] : [{ table, part }];
+    });
+    if (missing.length > 0)
+      throw new TablesNotMigratedError(
+        missing.map(({ part }) => part),
+        missing.map(({ table }) => table),
+      );
+    const strategy = shapes.find((shape) => shape.name === KEY_TABLE.name)?.partitioned
+      ? PARTITIONED_TABLE
+      : PLAIN_TABLE;
+    this.lookup = Promise.resolve(strategy);
+    return strategy;
   }
 }
