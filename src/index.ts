@@ -34,6 +34,7 @@ export {
   UnreplayableRouteError,
 } from './idempotency.errors.js';
 export { TablesNotMigratedError } from './store/table/tables-not-migrated.error.js';
+export { UnrecordableResultError } from './core/unrecordable-result.error.js';
 export { IdempotentMutationError, type MutationErrorCode } from './graphql/mutation-error.js';
 export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './http/problems.js';
 export type { Duration } from './options/duration.js';

@@ -16,6 +16,8 @@ import { KeyTtls } from './key-ttls.js';
 import type { RunOutcome, UnavailableReason } from './run-outcome.js';
 import { failureRecord, recordedResult, resultRecord } from './stored-result.js';
 import { isTransientFailure } from './transient-failure.js';
+import { UnrecordableResultError } from './unrecordable-result.error.js';
+import type { StoredResponse } from '../store/stored-response.js';
 
 const logger = new Logger('Idempotency');
 
@@ -128,6 +130,14 @@ export class ExactlyOnce {
     } finally {
       settle();
     }
+    let result: StoredResponse | undefined;
+    if (failure === undefined) {
+      try {
+        result = resultRecord(value);
+      } catch (error) {
+        failure = { error: new UnrecordableResultError(handler, error) };
+      }
+    }
     const transient = failure !== undefined && isTransientFailure(this.host.failureOf(failure.error));
     const decision = decideWork({
       failed: failure !== undefined,
@@ -144,7 +154,7 @@ export class ExactlyOnce {
         transport,
       });
     const carried = await carryOut(hold, decision, () =>
-      failure ? failureRecord(failure.error, policy.attempts) : resultRecord(value),
+      failure ? failureRecord(failure.error, policy.attempts) : result!,
     );
     switch (carried.kind) {
       case 'released':

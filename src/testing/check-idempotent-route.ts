@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { armCommitFault, disarmCommitFault } from './commit-fault-switch.js';
 import { IdempotencyConformanceError } from './conformance-error.js';
 import type {
   ConformanceCheck,
@@ -26,7 +27,12 @@ const PROBLEM = /^application\/problem\+json/;
  * - a retry after the answer: the same status and bytes, `Idempotent-Replayed: true`, nothing
  *   written again; the key with another payload: a 422 problem, nothing written again;
  * - a handler that fails after its writes (`target.failing`): none of them stay, on the first
- *   attempt or on its retry (a write outside the key's transaction shows here).
+ *   attempt or on its retry (a write outside the key's transaction shows here);
+ * - the key's commit failing after the handler wrote (the kit makes it fail once, when the app
+ *   runs in the kit's process): a 503, none of the writes stay (a write outside the key's
+ *   transaction committed on its own, and a retry would write it again), and the retry writes
+ *   once. Skipped when the key was not committed in this process: the app runs in another one, or
+ *   the route is in lease mode, whose writes are never in the key's transaction.
  * Resolves to the report when every check passed; rejects with an `IdempotencyConformanceError`
  * (an assertion error) listing the failures otherwise.
  */
@@ -56,6 +62,10 @@ const CHECKS: readonly [string, Check][] = [
   ['a retry after the answer: the same status and bytes, replayed, nothing written again', retried],
   ['the key with another payload: a 422 problem, nothing written again', otherPayload],
   ['a handler that fails after its writes: none of them stay, on the first attempt or its retry', failing],
+  [
+    "the key's commit fails after the handler wrote: a 503, none of the writes stay, its retry writes once",
+    commitFailed,
+  ],
 ];
 
 function refusedKey(key: 'malformed' | undefined): Check {
@@ -119,6 +129,29 @@ async function failing(target: ConformanceTarget, failures: string[], run: strin
   const again = await send(target, target.failing(run), key);
   if (again.status < 400) failures.push(`its retry was answered ${describe(again)}`);
   await expectEffects(target, run, 0, failures, 'after its retry');
+}
+
+async function commitFailed(target: ConformanceTarget, failures: string[], run: string): Promise<void | 'skipped'> {
+  const key = newKey(target);
+  armCommitFault(key);
+  let first: Answer;
+  let failedOnPurpose = false;
+  try {
+    first = await send(target, target.request(run), key);
+  } finally {
+    failedOnPurpose = disarmCommitFault(key);
+  }
+  if (!failedOnPurpose) return 'skipped';
+  if (first.status !== 503) failures.push(`the request whose commit failed was answered ${describe(first)}, not a 503`);
+  const effects = await target.effects(run);
+  if (effects !== 0)
+    failures.push(
+      `the app wrote ${effects} rows though the key's commit failed: a write went outside the key's transaction ` +
+        "(it committed on its own, and a retry writes it again): write through the key's transaction",
+    );
+  const again = await send(target, target.request(run), key);
+  if (again.status >= 300) failures.push(`its retry was answered ${describe(again)}, not a 2xx`);
+  await expectEffects(target, run, effects + 1, failures, 'after its retry');
 }
 
 /** The target's request sent with `key`, when it succeeded; else the failure is noted. */

@@ -41,7 +41,10 @@ export interface ConformanceCheck {
   readonly passed: boolean;
   /** Why it failed, one sentence each; empty when it passed. */
   readonly failures: readonly string[];
-  /** Skipped: the target gave no `failing` request. */
+  /**
+   * Skipped: the target gave no `failing` request, or (the failed commit) the key was not committed
+   * in the kit's process: the app runs in another process, or the route is in lease mode.
+   */
   readonly skipped?: boolean;
 }
 

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { IdempotencyConfigurationError, IdempotencyService, IdempotencyTransaction } from '../../src/index.js';
+import {
+  IdempotencyConfigurationError,
+  IdempotencyService,
+  IdempotencyTransaction,
+  UnrecordableResultError,
+} from '../../src/index.js';
 import { appsOn, HOSTS, type RunningApp } from '../support/apps.js';
 import { paymentCount, sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
@@ -62,6 +67,24 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
           : { kind: expect.stringMatching(/^(executed|replayed)$/), value: 'paid' },
       );
     }
+    expect(await paymentCount(caller)).toBe(1);
+  });
+
+  it('a result that is not JSON (a bigint) fails the call: told failed with UnrecordableResultError (never unavailable), its write undone, the key free', async () => {
+    const [caller, key] = [newCaller(), randomUUID()];
+    const unrecordable = await service.run({ scope: 'settlement', key, caller }, async () => {
+      await pay(caller, 7);
+      return 7n;
+    });
+    expect(unrecordable).toEqual({ kind: 'failed', error: expect.any(UnrecordableResultError) });
+    expect((unrecordable as { error: Error }).error.message).toContain('return JSON data (a bigint as a string)');
+    expect(await paymentCount(caller)).toBe(0);
+    expect(await callRows(key)).toEqual([]);
+    const fixed = await service.run({ scope: 'settlement', key, caller }, async () => {
+      await pay(caller, 7);
+      return '7';
+    });
+    expect(fixed).toEqual({ kind: 'executed', value: '7' });
     expect(await paymentCount(caller)).toBe(1);
   });
 

@@ -28,7 +28,7 @@ describe('nestjs-pg-idempotency/testing: checkIdempotentRoute()', () => {
 
     it('passes every check', async () => {
       const report = await checkIdempotentRoute(paymentsAt(`${demo.url}/payments`));
-      expect(report.checks).toHaveLength(6);
+      expect(report.checks).toHaveLength(7);
       expect(report.checks.filter((check) => !check.passed || check.skipped)).toEqual([]);
     });
   });
@@ -39,7 +39,7 @@ describe('nestjs-pg-idempotency/testing: checkIdempotentRoute()', () => {
     beforeAll(async () => (lab = await startLab({}, { controllers: [OutsideTheKeyController] })));
     afterAll(() => lab.close());
 
-    it('is caught: the failing check finds the declined payment written, and the error names it', async () => {
+    it('is caught: the failing check finds the declined payment written, the failed commit the payment kept', async () => {
       const failure = await checkIdempotentRoute(paymentsAt(`${lab.url}/outside-the-key/payments`)).catch(
         (error: unknown) => error,
       );
@@ -47,16 +47,24 @@ describe('nestjs-pg-idempotency/testing: checkIdempotentRoute()', () => {
       const { report, message } = failure as IdempotencyConformanceError;
       expect(report.checks.filter((check) => !check.passed).map((check) => check.name)).toEqual([
         'a handler that fails after its writes: none of them stay, on the first attempt or its retry',
+        "the key's commit fails after the handler wrote: a 503, none of the writes stay, its retry writes once",
       ]);
       expect(message).toContain('the app wrote 1 rows after the failed attempt, not 0');
+      expect(message).toContain("the app wrote 1 rows though the key's commit failed");
     });
 
-    it('says a check was skipped when the target gives no failing request, and passes the rest', async () => {
+    it('is caught with no failing request given: the failed commit finds the payment kept (the failing check is skipped)', async () => {
       const { failing: _failing, ...withoutFailing } = paymentsAt(`${lab.url}/outside-the-key/payments`);
-      const report = await checkIdempotentRoute(withoutFailing);
+      const failure = await checkIdempotentRoute(withoutFailing).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(IdempotencyConformanceError);
+      const { report, message } = failure as IdempotencyConformanceError;
       expect(report.checks.filter((check) => check.skipped).map((check) => check.name)).toEqual([
         'a handler that fails after its writes: none of them stay, on the first attempt or its retry',
       ]);
+      expect(report.checks.filter((check) => !check.passed).map((check) => check.name)).toEqual([
+        "the key's commit fails after the handler wrote: a 503, none of the writes stay, its retry writes once",
+      ]);
+      expect(message).toContain("a write went outside the key's transaction");
     });
   });
 

@@ -5,6 +5,8 @@ import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
+import { takeCommitFault } from './commit-faults.js';
+import { DatabaseUnavailableError } from '../../hosts/database-failures.js';
 
 /**
  * Transactional mode's hold: the database transaction that holds the key's advisory lock. The
@@ -58,6 +60,13 @@ export class TransactionHold implements KeyHold {
       ttlMs,
     ];
     const record: Statement = [this.record, params];
+    if (takeCommitFault(scope.key)) {
+      await this.transaction.end('rollback');
+      throw new DatabaseUnavailableError(
+        new Error('the commit failed on purpose (nestjs-pg-idempotency/testing)'),
+        undefined,
+      );
+    }
     if (handlerFailed || this.effects.length === 0) await this.transaction.commitWith([record], handlerFailed);
     else await this.commitEffects(record);
     return 'recorded';
