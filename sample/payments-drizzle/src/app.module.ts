@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { IdempotencyModule } from 'nestjs-pg-idempotency';
+import { DatabaseModule, pool } from './database/database.module';
+import { PaymentsModule } from './payments/payments.module';
+
+@Module({
+  imports: [DatabaseModule, IdempotencyModule.forRoot({ pool, ttl: '24h' }), PaymentsModule],
+})
+export class AppModule {}
