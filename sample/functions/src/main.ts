@@ -1,0 +1,10 @@
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+
+async function bootstrap() {
+  const app = await NestFactory.create(AppModule);
+  // On SIGTERM, keys in flight finish before the app stops (docs/operations.md).
+  app.enableShutdownHooks();
+  await app.listen(process.env.PORT ?? 3000);
+}
+void bootstrap();

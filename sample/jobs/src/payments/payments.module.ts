@@ -1,0 +1,14 @@
+// #region payments-module
+import { BullModule } from '@nestjs/bullmq';
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Payment } from './payment.entity';
+import { PaymentsProcessor } from './payments.processor';
+import { PAYMENTS_QUEUE } from './payments.queue';
+
+@Module({
+  imports: [BullModule.registerQueue({ name: PAYMENTS_QUEUE }), TypeOrmModule.forFeature([Payment])],
+  providers: [PaymentsProcessor],
+})
+export class PaymentsModule {}
+// #endregion payments-module
