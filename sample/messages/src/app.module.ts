@@ -1,0 +1,18 @@
+// #region module
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdempotencyModule } from 'nestjs-pg-idempotency';
+import { LedgerModule } from './ledger/ledger.module';
+import { MetricsController } from './metrics.controller';
+
+@Module({
+  imports: [
+    // The tables: `npm run migrate` (the module's key table, then db/ledger.sql).
+    TypeOrmModule.forRoot({ type: 'postgres', url: process.env.DATABASE_URL, autoLoadEntities: true }),
+    IdempotencyModule.forRoot(),
+    LedgerModule,
+  ],
+  controllers: [MetricsController],
+})
+export class AppModule {}
+// #endregion module
