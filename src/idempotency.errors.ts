@@ -60,3 +60,17 @@ export class NotAnHttpRouteError extends IdempotencyConfigurationError {
     );
   }
 }
+
+/**
+ * Several of the app's idempotent handlers are misused or misconfigured: thrown at bootstrap in
+ * place of the first, so that one boot names every one. `errors` holds each, as it would have
+ * been thrown alone.
+ */
+export class IdempotentHandlersError extends IdempotencyConfigurationError {
+  constructor(readonly errors: readonly IdempotencyConfigurationError[]) {
+    super(
+      `${errors.length} problems with the app's idempotent handlers:\n` +
+        errors.map((error) => `- ${error.message.replace(/^nestjs-pg-idempotency: /, '')}`).join('\n'),
+    );
+  }
+}

@@ -7,10 +7,7 @@ export type { ExecutionOptions } from './options/execution-settings.js';
 export type {
   CallerResolver,
   DataSourceLike,
-  IdempotencyMode,
   IdempotencyModuleOptions,
-  IdempotentRouteOptions,
-  KeySource,
   OutcomeEncryptionKey,
   PgPoolLike,
   RedactionOptions,
@@ -18,6 +15,7 @@ export type {
   StorageOptions,
   StorePolicy,
 } from './options/module-options.js';
+export type { IdempotencyMode, IdempotentRouteOptions, KeySource } from './options/route-options.js';
 export { DEFAULT_MAX_RESPONSE_BYTES, defaultStorePolicy, REPLAYED_HEADERS } from './options/defaults.js';
 export { REPLAYED_HEADER } from './idempotency.constants.js';
 export {
@@ -29,6 +27,7 @@ export {
 export {
   IdempotencyConfigurationError,
   IdempotencyError,
+  IdempotentHandlersError,
   NotAnHttpRouteError,
   SafeMethodRouteError,
   UnreplayableRouteError,

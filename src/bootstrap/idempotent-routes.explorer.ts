@@ -2,7 +2,13 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { IDEMPOTENT_MESSAGE, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { IdempotentMessageHandlers } from '../messages/idempotent-message-handlers.js';
-import { NotAnHttpRouteError, SafeMethodRouteError, UnreplayableRouteError } from '../idempotency.errors.js';
+import {
+  IdempotencyConfigurationError,
+  IdempotentHandlersError,
+  NotAnHttpRouteError,
+  SafeMethodRouteError,
+  UnreplayableRouteError,
+} from '../idempotency.errors.js';
 import { IdempotentRoutes } from '../http/idempotent-routes.js';
 import { IdempotentMutations, resolverTypeOf } from '../graphql/idempotent-mutations.js';
 import { PATH_METADATA, PATTERN_METADATA } from '../http/route-check/nest-route-metadata.js';
@@ -20,6 +26,8 @@ import { safeMethodOf } from '../http/route-check/safe-method.js';
  * - an `@Idempotent()` route (by method or by class) whose responses cannot be replayed:
  *   {@link UnreplayableRouteError}, naming each such route and how to fix it;
  * - an invalid route option: the option's error.
+ * Every handler is checked before any error is thrown: one of them alone is thrown as it is,
+ * several as an {@link IdempotentHandlersError} that names each.
  * Each route's settings are resolved here, once, into `IdempotentRoutes`, and each message
  * handler's into `IdempotentMessageHandlers`.
  */
@@ -35,7 +43,17 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const notHttp = this.markedProviderMethods();
+    /** Each handler's invalid option, collected so that one boot names every one. */
+    const invalid: IdempotencyConfigurationError[] = [];
+    const resolving = (resolve: () => unknown): void => {
+      try {
+        resolve();
+      } catch (error) {
+        if (!(error instanceof IdempotencyConfigurationError)) throw error;
+        invalid.push(error);
+      }
+    };
+    const notHttp = this.markedProviderMethods(resolving);
     const problems: string[] = [];
     const safeRoutes: string[] = [];
     for (const wrapper of this.discovery.getControllers()) {
@@ -48,7 +66,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
             notHttp.push(
               `${controller.name}.${name} (@IdempotentMessage() on a handler that is no @MessagePattern() / @EventPattern())`,
             );
-          else this.messages.of(controller, handler);
+          else resolving(() => this.messages.of(controller, handler));
           continue;
         }
         if (this.reflector.getAllAndOverride(IDEMPOTENT_ROUTE, [handler, controller]) === undefined) continue;
@@ -72,13 +90,15 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
             safeRoutes.push(`${controller.name}.${name} (@${safe}())`);
           continue;
         }
-        this.routes.of(controller, handler);
+        resolving(() => this.routes.of(controller, handler));
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }
     }
-    if (notHttp.length > 0) throw new NotAnHttpRouteError(notHttp);
-    if (safeRoutes.length > 0) throw new SafeMethodRouteError(safeRoutes);
-    if (problems.length > 0) throw new UnreplayableRouteError(problems);
+    if (notHttp.length > 0) invalid.push(new NotAnHttpRouteError(notHttp));
+    if (safeRoutes.length > 0) invalid.push(new SafeMethodRouteError(safeRoutes));
+    if (problems.length > 0) invalid.push(new UnreplayableRouteError(problems));
+    if (invalid.length === 1) throw invalid[0];
+    if (invalid.length > 1) throw new IdempotentHandlersError(invalid);
   }
 
   /**
@@ -86,7 +106,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
    * that are no GraphQL mutation. A mutation's settings are resolved here; by class,
    * `@Idempotent()` covers a resolver's mutations and passes its queries and fields by.
    */
-  private markedProviderMethods(): string[] {
+  private markedProviderMethods(resolving: (resolve: () => unknown) => void): string[] {
     const marked: string[] = [];
     for (const wrapper of this.discovery.getProviders()) {
       const type = (wrapper.instance as object | undefined)?.constructor;
@@ -98,7 +118,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
         const byMethod = this.reflector.get(IDEMPOTENT_ROUTE, method) !== undefined;
         if (!byClass && !byMethod) continue;
         const resolverType = resolverTypeOf(method);
-        if (resolverType === 'Mutation') this.mutations.of(type, method);
+        if (resolverType === 'Mutation') resolving(() => this.mutations.of(type, method));
         else if (resolverType !== undefined) {
           if (byMethod)
             marked.push(

@@ -1,7 +1,7 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
 import { IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
-import type { IdempotentRouteOptions } from '../options/module-options.js';
+import type { IdempotentRouteOptions } from '../options/route-options.js';
 
 /**
  * Makes a route exactly-once per `Idempotency-Key`: the first request runs inside a transaction

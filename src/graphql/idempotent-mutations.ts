@@ -5,7 +5,7 @@ import { KeyTtls } from '../core/key-ttls.js';
 import { IDEMPOTENCY_SETTINGS, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { naming } from '../options/checks.js';
-import type { IdempotentRouteOptions } from '../options/module-options.js';
+import type { IdempotentRouteOptions } from '../options/route-options.js';
 import { type IdempotencySettings, resolveRouteOptions, type RouteSettings } from '../options/settings.js';
 import { aMutationKeySource, type MutationKeySource } from './mutation-key-source.js';
 

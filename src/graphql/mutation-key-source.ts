@@ -11,7 +11,7 @@ import {
 } from '../key/key-header.js';
 import { keyOfValue } from '../key/key-value.js';
 import { describe } from '../options/checks.js';
-import type { KeySource } from '../options/module-options.js';
+import type { KeySource } from '../options/route-options.js';
 import { IdempotentMutationError } from './mutation-error.js';
 
 /** Where a mutation reads its key, checked at bootstrap, with how its errors name the key (`noun`). */

@@ -23,10 +23,10 @@ export enum ProblemType {
 }
 
 const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
-  [ProblemType.KeyMissing]: { status: 400, title: 'Idempotency-Key header required' },
-  [ProblemType.KeyMalformed]: { status: 400, title: 'Idempotency-Key header malformed' },
-  [ProblemType.KeyInUse]: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
-  [ProblemType.KeyReused]: { status: 422, title: 'Idempotency-Key reused with a different request' },
+  [ProblemType.KeyMissing]: { status: 400, title: 'Idempotency key required' },
+  [ProblemType.KeyMalformed]: { status: 400, title: 'Idempotency key malformed' },
+  [ProblemType.KeyInUse]: { status: 409, title: 'A request with this idempotency key is in progress' },
+  [ProblemType.KeyReused]: { status: 422, title: 'Idempotency key reused with a different request' },
   [ProblemType.CallerUnidentified]: { status: 401, title: 'Caller not identified' },
   [ProblemType.EndpointTooLong]: { status: 414, title: 'Request path too long for an idempotent request' },
   [ProblemType.BodyTooDeep]: { status: 400, title: 'Request body nested too deeply' },

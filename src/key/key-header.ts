@@ -12,7 +12,7 @@ const SF_PARAMETERS = /^(?:; *[a-z*][a-z0-9_.*-]*(?:=(?:"(?:[^"\\]|\\.)*"|[^;,\s
 export const MALFORMED_KEY = {
   'several-headers': (noun: string) => `several ${noun} headers were sent; send one`,
   'several-values': (noun: string) => `several ${noun} values were sent; send one`,
-  empty: (noun: string) => `the ${noun} header is empty`,
+  empty: (noun: string) => `the ${noun} is empty`,
   'too-long': (noun: string) => `the ${noun} is longer than 255 characters`,
   'not-a-token': (noun: string) => `the ${noun} must be a single token or an RFC 8941 quoted string`,
   'bad-escape': (noun: string) => `invalid escape in the quoted ${noun}`,

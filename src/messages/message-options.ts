@@ -1,4 +1,4 @@
-import type { IdempotencyMode } from '../options/module-options.js';
+import type { IdempotencyMode } from '../options/route-options.js';
 import type { Duration } from '../options/duration.js';
 import type { ReceivedMessage } from './received-message.js';
 

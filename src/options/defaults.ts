@@ -1,10 +1,5 @@
-import type {
-  CallerResolver,
-  IdempotencyMode,
-  IdempotencyModuleOptions,
-  IdempotentRouteOptions,
-  StorePolicy,
-} from './module-options.js';
+import type { CallerResolver, IdempotencyModuleOptions, StorePolicy } from './module-options.js';
+import type { IdempotencyMode, IdempotentRouteOptions } from './route-options.js';
 
 /** Statuses that are retryable by nature and so never stored. */
 const TRANSIENT_4XX = new Set([408, 409, 425, 429]);

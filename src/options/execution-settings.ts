@@ -1,7 +1,7 @@
 import { aBoolean, milliseconds, oneOf } from './checks.js';
 import { DEFAULT_MODE, MAX_LEASE_MS, MAX_TTL_MS, MIN_LEASE_MS } from './defaults.js';
 import type { Duration } from './duration.js';
-import type { IdempotencyMode } from './module-options.js';
+import type { IdempotencyMode } from './route-options.js';
 import type { IdempotencySettings } from './settings.js';
 
 /** What every entry's options say of how a key is held and kept: a route's, a message handler's, a call's. */

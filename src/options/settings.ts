@@ -36,10 +36,10 @@ import type {
   CallerResolver,
   DataSourceLike,
   IdempotencyModuleOptions,
-  IdempotentRouteOptions,
   PgPoolLike,
   StorePolicy,
 } from './module-options.js';
+import type { IdempotentRouteOptions } from './route-options.js';
 
 /** The replay cache's bounds, resolved. */
 export interface ReplayCacheLimits {

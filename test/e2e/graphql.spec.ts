@@ -165,7 +165,7 @@ describe.each(SETUPS)(
         ]);
       });
 
-      it('no key: IDEMPOTENCY_KEY_MISSING; a malformed key: IDEMPOTENCY_KEY_INVALID; nothing runs or is kept', async () => {
+      it('no key: IDEMPOTENCY_KEY_MISSING; a malformed or empty key (header or argument): IDEMPOTENCY_KEY_INVALID; nothing runs or is kept', async () => {
         const caller = newCaller();
         const missing = await pay(first, caller, undefined, { amount: 27 });
         expect(codes(missing)).toEqual(['IDEMPOTENCY_KEY_MISSING']);
@@ -179,6 +179,15 @@ describe.each(SETUPS)(
         );
         expect(codes(badArgument)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
         expect(badArgument.errors![0].message).toMatch(/argument "input.key"/);
+        const emptyArgument = await graphql(
+          second,
+          'mutation { refund(input: { key: "", payer: "p", amount: 1 }) { id } }',
+          {},
+        );
+        expect(codes(emptyArgument)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
+        expect(emptyArgument.errors![0].message).toBe('the key in the argument "input.key" is empty');
+        const emptyHeader = await pay(first, caller, '', { amount: 27 });
+        expect(codes(emptyHeader)).toEqual(['IDEMPOTENCY_KEY_INVALID']);
         expect(await amounts(caller)).toEqual([]);
         expect(await keyRows(caller)).toEqual([]);
       });

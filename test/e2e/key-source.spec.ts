@@ -86,6 +86,15 @@ describe.each(HTTP_PLATFORMS)(
         expect(await rowsOf(id)).toEqual([{ caller: 'provider', state: 'completed', status: 200 }]);
       });
 
+      it('a redelivery whose body differs beside the event id (a delivery count) is replayed, not a 422: a provider route is fingerprinted on its key', async () => {
+        const [payer, id] = [newCaller(), `evt_${randomUUID().replace(/-/g, '')}`];
+        const first = await deliver(`${lab.url}/sources/body`, { event: { id, payer, amount: 31 }, pending: 2 });
+        const again = await deliver(`${lab.url}/sources/body`, { event: { id, payer, amount: 31 }, pending: 1 });
+        expect([first.status, again.status, replayed(again)]).toEqual([200, 200, true]);
+        expect(again.text).toBe(first.text);
+        expect(await paymentCount(payer)).toBe(1);
+      });
+
       it.each([
         [
           'no event.id',
@@ -98,6 +107,12 @@ describe.each(HTTP_PLATFORMS)(
           { event: { id: 42, payer: 'p', amount: 1 } },
           'key-malformed',
           'the key in the body field "event.id" does not have the accepted format (printable ASCII characters matching /evt_[A-Za-z0-9]+/)',
+        ],
+        [
+          'an empty event.id',
+          { event: { id: '', payer: 'p', amount: 1 } },
+          'key-malformed',
+          'the key in the body field "event.id" is empty',
         ],
         [
           'an object',

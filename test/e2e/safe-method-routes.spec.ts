@@ -1,5 +1,12 @@
 import { Controller, Get, Head, Options, Post } from '@nestjs/common';
-import { Idempotent, IdempotencyConfigurationError, SafeMethodRouteError } from '../../src/index.js';
+import {
+  Idempotent,
+  IdempotencyConfigurationError,
+  IdempotentHandlersError,
+  NotAnHttpRouteError,
+  SafeMethodRouteError,
+} from '../../src/index.js';
+import { MessageHandlerController } from './non-http-handlers.controllers.js';
 import { appsOn, bootstrapFailure, HTTP_PLATFORMS } from '../support/apps.js';
 import { newKey, send } from '../support/http.js';
 
@@ -26,6 +33,16 @@ class KeyedOptionsController {
   @Options()
   @Idempotent()
   describe() {
+    return {};
+  }
+}
+
+/** A route whose option is invalid. */
+@Controller('bad-option')
+class BadOptionController {
+  @Post()
+  @Idempotent({ ttl: 'soon' as never })
+  create() {
     return {};
   }
 }
@@ -61,6 +78,26 @@ describe('@Idempotent() on a GET, HEAD or OPTIONS route', () => {
     expect(failure).toBeInstanceOf(IdempotencyConfigurationError);
     expect((failure as SafeMethodRouteError).routes).toEqual([route]);
     expect((failure as Error).message).toContain('remove it from these routes');
+  });
+});
+
+describe('several misuses in one app', () => {
+  const { startLab } = appsOn('express');
+  it('one boot names every one: an IdempotentHandlersError holding each error as it would be thrown alone', async () => {
+    const failure = await bootstrapFailure(
+      startLab({}, { controllers: [KeyedGetController, BadOptionController, MessageHandlerController] }),
+    );
+    expect(failure).toBeInstanceOf(IdempotentHandlersError);
+    const { errors, message } = failure as IdempotentHandlersError;
+    expect(errors.map((error) => error.constructor)).toEqual([
+      IdempotencyConfigurationError,
+      NotAnHttpRouteError,
+      SafeMethodRouteError,
+    ]);
+    expect(message).toContain('3 problems');
+    expect(message).toContain('BadOptionController.create');
+    expect(message).toContain('KeyedGetController.list (@Get())');
+    expect(message).toContain('MessageHandlerController.create');
   });
 });
 

@@ -63,7 +63,7 @@ export class TransactionHold implements KeyHold {
     if (takeCommitFault(scope.key)) {
       await this.transaction.end('rollback');
       throw new DatabaseUnavailableError(
-        new Error('the commit failed on purpose (nestjs-pg-idempotency/testing)'),
+        new IdempotencyError('the commit failed on purpose (nestjs-pg-idempotency/testing)'),
         undefined,
       );
     }

@@ -3,7 +3,7 @@ import { fieldAt } from '../../key/fingerprint.js';
 import type { AcceptedKeys } from '../../key/key-format.js';
 import { keyOfValue } from '../../key/key-value.js';
 import { describe } from '../../options/checks.js';
-import type { KeySource } from '../../options/module-options.js';
+import type { KeySource } from '../../options/route-options.js';
 import { Problems } from '../problems.js';
 import {
   IDEMPOTENCY_KEY_HEADER,

@@ -1,4 +1,4 @@
-import type { IdempotencyMode } from '../../options/module-options.js';
+import type { IdempotencyMode } from '../../options/route-options.js';
 
 /**
  * The broker a message event is about (`rmq`, `nats`, or a consumer's own name); HTTP events
