@@ -11,9 +11,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const MARKER = /^<!-- sample: (\S+?)(?:#([\w-]+))? -->\s*$/;
+const MARKER = /^\s*<!-- sample: (\S+?)(?:#([\w-]+))? -->\s*$/;
 const REGION = /^\s*\/\/ #(end)?region\b\s*([\w-]*)/;
-const FENCE_OPEN = /^```(\w*)\s*$/;
+const FENCE_OPEN = /^( *)```(\w*)\s*$/;
 
 /** The pages whose blocks are checked: README.md and docs/*.md, under `root`. */
 export function pagesOf(root) {
@@ -57,12 +57,13 @@ export function checkDocSamples(root, { write = false } = {}) {
     for (let at = 0; at < lines.length; at++) {
       const fence = FENCE_OPEN.exec(lines[at]);
       if (!fence) continue;
+      const [, indent, lang] = fence;
       let end = at + 1;
-      while (end < lines.length && !/^```\s*$/.test(lines[end])) end++;
+      while (end < lines.length && lines[end] !== `${indent}\`\`\``) end++;
       const marker = at > 0 ? MARKER.exec(lines[at - 1]) : null;
       const where = `${page}:${at + 1}`;
       if (!marker) {
-        if (['ts', 'typescript'].includes(fence[1]))
+        if (['ts', 'typescript'].includes(lang))
           problems.push(
             `${where}: a TypeScript block with no sample app behind it (put <!-- sample: path#region --> above it)`,
           );
@@ -71,7 +72,12 @@ export function checkDocSamples(root, { write = false } = {}) {
       }
       const [, file, region] = marker;
       const sourcePath = join(root, file);
-      const source = existsSync(sourcePath) ? regionOf(readFileSync(sourcePath, 'utf8'), region) : undefined;
+      const text = existsSync(sourcePath) ? regionOf(readFileSync(sourcePath, 'utf8'), region) : undefined;
+      // A block inside a list item is indented as its fence is.
+      const source = text
+        ?.split('\n')
+        .map((line) => (line === '' ? line : `${indent}${line}`))
+        .join('\n');
       if (source === undefined) {
         problems.push(`${where}: ${file}${region ? `#${region}` : ''} does not exist`);
         at = end;

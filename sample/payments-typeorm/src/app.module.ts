@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CreateIdempotencyKeys1795996800000, IdempotencyModule } from 'nestjs-pg-idempotency';
-import { CreatePayments1796601600000 } from './payments/create-payments.migration';
-import { PaymentsModule } from './payments/payments.module';
+import { HealthModule } from './health/health.module.js';
+import { CreatePayments1796601600000 } from './payments/create-payments.migration.js';
+import { PaymentsModule } from './payments/payments.module.js';
 
 // #region module
 @Module({
@@ -17,6 +18,7 @@ import { PaymentsModule } from './payments/payments.module';
     }),
     IdempotencyModule.forRoot({ ttl: '24h' }),
     PaymentsModule,
+    HealthModule,
   ],
 })
 export class AppModule {}

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Payment } from './payment.entity';
-import { PaymentsController } from './payments.controller';
+import { Payment } from './payment.entity.js';
+import { PaymentsController } from './payments.controller.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Payment])], // autoLoadEntities registers the entities named here
