@@ -7,6 +7,7 @@
 // a ```ts block without a marker is reported.
 //   node scripts/doc-samples.mjs           report (exit 1 on any)
 //   node scripts/doc-samples.mjs --write   rewrite every block from its source
+//   --root <folder>                        the pages and sources of another tree (default: this repository)
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -103,7 +104,8 @@ export function checkDocSamples(root, { write = false } = {}) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const root = resolve(import.meta.dirname, '..');
+  const at = process.argv.indexOf('--root');
+  const root = at > 0 ? resolve(process.argv[at + 1]) : resolve(import.meta.dirname, '..');
   const problems = checkDocSamples(root, { write: process.argv.includes('--write') });
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) process.exitCode = 1;
