@@ -31,7 +31,7 @@ export interface ConsumeOptions extends IdempotentMessageOptions {
  * (`rmqDelivery(channel, message, pattern)`) with the broker.
  *
  * ```ts
- * channel.consume(queue, (amqp) => amqp && messages.consumeDelivery(rmqDelivery(channel, amqp, 'payment.created'), () => pay(JSON.parse(amqp.content))));
+ * channel.consume(queue, (amqp) => amqp && messages.consumeDelivery(rmqDelivery(channel, amqp, 'payment.created'), () => pay(JSON.parse(amqp.content))).catch(log));
  * ```
  */
 @Injectable()
@@ -53,7 +53,12 @@ export class IdempotentMessages {
     return { outcome, settlement: settlementOf(outcome), retryDelayMs: settings.retryDelayMs };
   }
 
-  /** `consume()`, then the delivery settled with the broker as the outcome says. */
+  /**
+   * `consume()`, then the delivery settled with the broker as the outcome says. Rejects when the
+   * settling fails (an ack on a channel that closed): catch it where the call is left running,
+   * as in a consume callback, or it ends the process as an unhandled rejection. The message is
+   * then delivered again, and its key answers it.
+   */
   async consumeDelivery(
     delivery: MessageDelivery,
     handler: () => unknown,

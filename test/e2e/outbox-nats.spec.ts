@@ -78,4 +78,23 @@ describeWith('nats')('the outbox on NATS JetStream', () => {
     expect(await stats(consuming)).toEqual({ executed: 1, replayed: 1 });
     expect(await amounts(`${caller}:out`)).toEqual([8000]);
   });
+
+  it('a subject no stream takes: the message stays unsent, its last_error naming the subject', async () => {
+    const app = await outboxApp();
+    const subject = `nostream${randomUUID().replace(/-/g, '')}.payment`;
+    const response = await order(app, { caller: newCaller(), amount: 9, destination: subject });
+    expect(response.status).toBe(201);
+    await waitFor('a failed publish recorded', async () => (await errorsOf(subject)).length === 1);
+    const [row] = await errorsOf(subject);
+    expect(row.sent_at).toBeNull();
+    expect(row.last_error).toContain(`no JetStream stream takes the subject "${subject}"`);
+  });
 });
+
+/** The outbox's rows to `destination` whose publish failed. */
+function errorsOf(destination: string) {
+  return sql<{ sent_at: Date | null; last_error: string }>(
+    `SELECT sent_at, last_error FROM idempotency_outbox WHERE destination = $1 AND last_error IS NOT NULL`,
+    [destination],
+  );
+}

@@ -1,5 +1,5 @@
 import { type JetStreamClient, headers as natsHeaders } from 'nats';
-import type { OutboxMessage, OutboxPublisher } from '../../options/outbox-options.js';
+import { type OutboxMessage, OutboxPublishError, type OutboxPublisher } from '../../options/outbox-options.js';
 
 /** What the publisher uses of a `nats` JetStream client (`connection.jetstream()`). */
 export type JetStreamPublishing = Pick<JetStreamClient, 'publish'>;
@@ -23,7 +23,16 @@ export function jetStreamPublisher(js: JetStreamPublishing): OutboxPublisher {
         headers = natsHeaders();
         for (const name of names) headers.set(name, message.headers[name]);
       }
-      await js.publish(message.destination, message.payload, { msgID: message.id, ...(headers ? { headers } : {}) });
+      try {
+        await js.publish(message.destination, message.payload, { msgID: message.id, ...(headers ? { headers } : {}) });
+      } catch (error) {
+        // NATS answers "503" (no responders) when no stream takes the subject.
+        if ((error as { code?: unknown }).code === '503')
+          throw new OutboxPublishError(`no JetStream stream takes the subject "${message.destination}"`, {
+            cause: error,
+          });
+        throw error;
+      }
     },
   };
 }
