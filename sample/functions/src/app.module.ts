@@ -3,8 +3,8 @@ import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from 'nestjs-pg-idempotency';
-import { PayoutsModule } from './payouts/payouts.module';
-import { ReportsModule } from './reports/reports.module';
+import { PayoutsModule } from './payouts/payouts.module.js';
+import { ReportsModule } from './reports/reports.module.js';
 
 @Module({
   imports: [

@@ -1,7 +1,7 @@
 // #region script
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from './app.module';
-import { Payouts } from './payouts/payouts.service';
+import { AppModule } from './app.module.js';
+import { Payouts } from './payouts/payouts.service.js';
 
 /** `npm run payout -- <payout id> <account> <amount>`: the route's payout, from a shell. */
 async function main() {

@@ -3,10 +3,10 @@ import { Module } from '@nestjs/common';
 import { GraphQLModule } from '@nestjs/graphql';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CreateIdempotencyKeys1795996800000, IdempotencyModule } from 'nestjs-pg-idempotency';
-import { CreatePayments1796601600000 } from './payments/create-payments.migration';
-import { Payment } from './payments/payment.entity';
-import { PaymentsResolver } from './payments/payments.resolver';
-import { Refund } from './payments/refund.entity';
+import { CreatePayments1796601600000 } from './payments/create-payments.migration.js';
+import { Payment } from './payments/payment.entity.js';
+import { PaymentsResolver } from './payments/payments.resolver.js';
+import { Refund } from './payments/refund.entity.js';
 
 @Module({
   imports: [

@@ -3,7 +3,7 @@ import { BullModule } from '@nestjs/bullmq';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from 'nestjs-pg-idempotency';
-import { PaymentsModule } from './payments/payments.module';
+import { PaymentsModule } from './payments/payments.module.js';
 
 @Module({
   imports: [

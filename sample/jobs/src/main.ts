@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from './app.module';
-import { PAYMENTS_QUEUE } from './payments/payments.queue';
+import { AppModule } from './app.module.js';
+import { PAYMENTS_QUEUE } from './payments/payments.queue.js';
 
 /** A worker: an application context (no HTTP server) whose processor takes jobs until SIGTERM. */
 async function bootstrap() {

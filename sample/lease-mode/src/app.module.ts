@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from 'nestjs-pg-idempotency';
-import { RefundsModule } from './refunds/refunds.module';
+import { RefundsModule } from './refunds/refunds.module.js';
 
 @Module({
   imports: [

@@ -2,8 +2,8 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyModule } from 'nestjs-pg-idempotency';
-import { LedgerModule } from './ledger/ledger.module';
-import { MetricsController } from './metrics.controller';
+import { LedgerModule } from './ledger/ledger.module.js';
+import { MetricsController } from './metrics.controller.js';
 
 @Module({
   imports: [

@@ -1,7 +1,7 @@
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from './app.module';
-import { jetStream } from './transports/jetstream';
-import { declareDeadLetterQueue, rabbitMq } from './transports/rabbitmq';
+import { AppModule } from './app.module.js';
+import { jetStream } from './transports/jetstream.js';
+import { declareDeadLetterQueue, rabbitMq } from './transports/rabbitmq.js';
 
 async function bootstrap() {
   // A hybrid app: HTTP for your routes and health checks, and a microservice feeding PaymentEvents.

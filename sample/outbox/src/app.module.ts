@@ -4,9 +4,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { NatsConnection } from 'nats';
 import { IdempotencyModule, rabbitMqPublisher } from 'nestjs-pg-idempotency';
 import { jetStreamPublisher } from 'nestjs-pg-idempotency/jetstream';
-import { BrokersModule, NATS } from './messaging/brokers.module';
-import { RabbitMqChannel } from './messaging/rabbitmq-channel';
-import { OrdersModule } from './orders/orders.module';
+import { BrokersModule, NATS } from './messaging/brokers.module.js';
+import { RabbitMqChannel } from './messaging/rabbitmq-channel.js';
+import { OrdersModule } from './orders/orders.module.js';
 
 @Module({
   imports: [

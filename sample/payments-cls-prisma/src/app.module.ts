@@ -4,9 +4,9 @@ import { ClsModule } from 'nestjs-cls';
 import { IdempotencyModule } from 'nestjs-pg-idempotency';
 import { IdempotentTransactionalAdapterPrisma } from 'nestjs-pg-idempotency/cls';
 import { IdempotentPrisma, IdempotentPrismaModule } from 'nestjs-pg-idempotency/prisma';
-import { pool } from './database/pool';
-import { PrismaClient } from './generated/prisma/client';
-import { PaymentsModule } from './payments/payments.module';
+import { pool } from './database/pool.js';
+import { PrismaClient } from './generated/prisma/client.js';
+import { PaymentsModule } from './payments/payments.module.js';
 
 @Module({
   imports: [

@@ -4,9 +4,9 @@ import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { ClsModule } from 'nestjs-cls';
 import { CreateIdempotencyKeys1795996800000, IdempotencyModule } from 'nestjs-pg-idempotency';
 import { IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
-import { CreatePayments1796601600000 } from './payments/create-payments.migration';
-import { Payment } from './payments/payment.entity';
-import { PaymentsModule } from './payments/payments.module';
+import { CreatePayments1796601600000 } from './payments/create-payments.migration.js';
+import { Payment } from './payments/payment.entity.js';
+import { PaymentsModule } from './payments/payments.module.js';
 
 @Module({
   imports: [

@@ -1,9 +1,9 @@
 import { Module, type OnApplicationShutdown } from '@nestjs/common';
 import { IdempotencyModule } from 'nestjs-pg-idempotency';
 import { IdempotentPrismaModule } from 'nestjs-pg-idempotency/prisma';
-import { pool } from './database/pool';
-import { PrismaClient } from './generated/prisma/client';
-import { PaymentsModule } from './payments/payments.module';
+import { pool } from './database/pool.js';
+import { PrismaClient } from './generated/prisma/client.js';
+import { PaymentsModule } from './payments/payments.module.js';
 
 @Module({
   imports: [

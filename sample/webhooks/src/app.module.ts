@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CreateIdempotencyKeys1795996800000, IdempotencyModule } from 'nestjs-pg-idempotency';
-import { CreateWebhookTables1796601600000 } from './database/create-webhook-tables.migration';
-import { GitHubWebhooksController } from './github/github-webhooks.controller';
-import { Payment } from './stripe/payment.entity';
-import { StripeWebhooksController } from './stripe/stripe-webhooks.controller';
+import { CreateWebhookTables1796601600000 } from './database/create-webhook-tables.migration.js';
+import { GitHubWebhooksController } from './github/github-webhooks.controller.js';
+import { Payment } from './stripe/payment.entity.js';
+import { StripeWebhooksController } from './stripe/stripe-webhooks.controller.js';
 
 @Module({
   imports: [

@@ -1,6 +1,6 @@
 // #region controller
 import { Body, Controller, Param, Post } from '@nestjs/common';
-import { Payouts } from './payouts.service';
+import { Payouts } from './payouts.service.js';
 
 @Controller('payouts')
 export class PayoutsController {

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { PayoutsController } from './payouts.controller';
-import { Payouts } from './payouts.service';
+import { PayoutsController } from './payouts.controller.js';
+import { Payouts } from './payouts.service.js';
 
 @Module({
   controllers: [PayoutsController],

@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { HourlyReport } from './hourly-report';
+import { HourlyReport } from './hourly-report.js';
 
 @Module({ providers: [HourlyReport] })
 export class ReportsModule {}

@@ -1,10 +1,10 @@
 import { UseGuards } from '@nestjs/common';
 import { Args, Context, ID, Int, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { Idempotent, IdempotencyTransaction } from 'nestjs-pg-idempotency';
-import { GqlBearerAuthGuard } from '../auth/gql-bearer-auth.guard';
-import { Payment } from './payment.entity';
-import { PaymentModel, RefundModel } from './payment.models';
-import { Refund } from './refund.entity';
+import { GqlBearerAuthGuard } from '../auth/gql-bearer-auth.guard.js';
+import { Payment } from './payment.entity.js';
+import { PaymentModel, RefundModel } from './payment.models.js';
+import { Refund } from './refund.entity.js';
 
 /** The HTTP request in the GraphQL context, with the caller the guard set. */
 type AuthenticatedRequest = { user: { id: string } };

@@ -2,8 +2,8 @@
 import { Processor, WorkerHost } from '@nestjs/bullmq';
 import type { Job } from 'bullmq';
 import { IdempotentJob, IdempotencyTransaction } from 'nestjs-pg-idempotency';
-import { Payment } from './payment.entity';
-import { PAYMENTS_QUEUE } from './payments.queue';
+import { Payment } from './payment.entity.js';
+import { PAYMENTS_QUEUE } from './payments.queue.js';
 
 /** A job's data: charge `amount` cents to `customer` for `orderId`. */
 export interface ChargeOrder {

@@ -1,10 +1,10 @@
 // #region controller
 import { Body, Controller, Param, ParseUUIDPipe, Post, UseGuards } from '@nestjs/common';
 import { Idempotent, IdempotencyTransaction } from 'nestjs-pg-idempotency';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
-import { CardProcessor } from './card-processor';
-import { CreateRefundDto } from './create-refund.dto';
-import { Refund } from './refund.entity';
+import { BearerAuthGuard } from '../auth/bearer-auth.guard.js';
+import { CardProcessor } from './card-processor.js';
+import { CreateRefundDto } from './create-refund.dto.js';
+import { Refund } from './refund.entity.js';
 
 @Controller('payments')
 @UseGuards(BearerAuthGuard) // sets request.user: the key's caller

@@ -1,9 +1,9 @@
 // #region module
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { LedgerEntry } from './ledger-entry.entity';
-import { PaymentEvents } from './payment-events.controller';
-import { RefundsConsumer } from './refunds.consumer';
+import { LedgerEntry } from './ledger-entry.entity.js';
+import { PaymentEvents } from './payment-events.controller.js';
+import { RefundsConsumer } from './refunds.consumer.js';
 
 @Module({
   imports: [TypeOrmModule.forFeature([LedgerEntry])],

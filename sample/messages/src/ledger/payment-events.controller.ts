@@ -2,7 +2,7 @@
 import { Controller } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { IdempotencyTransaction, IdempotentMessage } from 'nestjs-pg-idempotency';
-import { LedgerEntry } from './ledger-entry.entity';
+import { LedgerEntry } from './ledger-entry.entity.js';
 
 export interface PaymentCreated {
   id: string;

@@ -3,7 +3,7 @@ import { Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShut
 import { type AmqpConnectionManager, connect } from 'amqp-connection-manager';
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { type ConsumeOptions, IdempotencyTransaction, IdempotentMessages, rmqDelivery } from 'nestjs-pg-idempotency';
-import { LedgerEntry } from './ledger-entry.entity';
+import { LedgerEntry } from './ledger-entry.entity.js';
 
 interface RefundIssued {
   paymentId: string;

@@ -1,7 +1,7 @@
 // #region brokers
 import { Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { connect, type NatsConnection } from 'nats';
-import { RabbitMqChannel } from './rabbitmq-channel';
+import { RabbitMqChannel } from './rabbitmq-channel.js';
 
 export const NATS = Symbol('NATS');
 

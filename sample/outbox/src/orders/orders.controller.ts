@@ -1,8 +1,8 @@
 // #region controller
 import { Body, ConflictException, Controller, Post, UseGuards } from '@nestjs/common';
 import { Idempotent, IdempotencyOutbox, IdempotencyTransaction } from 'nestjs-pg-idempotency';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
-import { PlaceOrderDto } from './place-order.dto';
+import { BearerAuthGuard } from '../auth/bearer-auth.guard.js';
+import { PlaceOrderDto } from './place-order.dto.js';
 
 /** The warehouse's queue: its consumer is on Nest's RMQ transport. */
 const ORDERS_QUEUE = process.env.ORDERS_QUEUE ?? 'orders';

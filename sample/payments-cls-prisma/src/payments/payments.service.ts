@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import type { IdempotentTransactionalAdapterPrisma } from 'nestjs-pg-idempotency/cls';
-import type { PrismaClient } from '../generated/prisma/client';
-import type { CreatePaymentDto } from './create-payment.dto';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { CreatePaymentDto } from './create-payment.dto.js';
 
 @Injectable()
 export class PaymentsService {

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { FailAfterWriteController } from './fail-after-write.controller';
-import { PaymentsController } from './payments.controller';
-import { PaymentsService } from './payments.service';
+import { FailAfterWriteController } from './fail-after-write.controller.js';
+import { PaymentsController } from './payments.controller.js';
+import { PaymentsService } from './payments.service.js';
 
 @Module({
   controllers: [PaymentsController, FailAfterWriteController],

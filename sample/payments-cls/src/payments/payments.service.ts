@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import type { IdempotentTransactionalAdapterTypeOrm } from 'nestjs-pg-idempotency/cls';
-import type { CreatePaymentDto } from './create-payment.dto';
-import { Payment } from './payment.entity';
+import type { CreatePaymentDto } from './create-payment.dto.js';
+import { Payment } from './payment.entity.js';
 
 @Injectable()
 export class PaymentsService {

@@ -2,7 +2,7 @@ import { Global, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
 import { Pool } from 'pg';
-import * as schema from './schema';
+import * as schema from './schema.js';
 
 // One pool for the app's Drizzle database and for the module (IdempotencyModule.forRoot({ pool })).
 export const pool = new Pool({ connectionString: process.env.DATABASE_URL });

@@ -1,8 +1,8 @@
 import { Body, Controller, Headers, InternalServerErrorException, Post, Req, UseGuards } from '@nestjs/common';
 import { Idempotent } from 'nestjs-pg-idempotency';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
-import { CreatePaymentDto } from './create-payment.dto';
-import { PaymentsService } from './payments.service';
+import { BearerAuthGuard } from '../auth/bearer-auth.guard.js';
+import { CreatePaymentDto } from './create-payment.dto.js';
+import { PaymentsService } from './payments.service.js';
 
 /**
  * POST /payments/fail-after-write pays as POST /payments does, then fails while the request carries

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IdempotentDrizzle } from 'nestjs-pg-idempotency/drizzle';
-import * as schema from '../database/schema';
-import type { CreatePaymentDto } from './create-payment.dto';
+import * as schema from '../database/schema.js';
+import type { CreatePaymentDto } from './create-payment.dto.js';
 
 @Injectable()
 export class PaymentsService {

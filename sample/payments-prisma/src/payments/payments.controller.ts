@@ -1,8 +1,8 @@
 import { Body, Controller, Post, Req, UseGuards } from '@nestjs/common';
 import { Idempotent } from 'nestjs-pg-idempotency';
-import { BearerAuthGuard } from '../auth/bearer-auth.guard';
-import { CreatePaymentDto } from './create-payment.dto';
-import { PaymentsService } from './payments.service';
+import { BearerAuthGuard } from '../auth/bearer-auth.guard.js';
+import { CreatePaymentDto } from './create-payment.dto.js';
+import { PaymentsService } from './payments.service.js';
 
 @Controller('payments')
 @UseGuards(BearerAuthGuard) // sets request.user: the key's caller

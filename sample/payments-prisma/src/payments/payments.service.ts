@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { IdempotentPrisma } from 'nestjs-pg-idempotency/prisma';
-import type { PrismaClient } from '../generated/prisma/client';
-import type { CreatePaymentDto } from './create-payment.dto';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import type { CreatePaymentDto } from './create-payment.dto.js';
 
 @Injectable()
 export class PaymentsService {

@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { Idempotent, IdempotencyTransaction } from 'nestjs-pg-idempotency';
-import { GitHubSignatureGuard } from './github-signature.guard';
+import { GitHubSignatureGuard } from './github-signature.guard.js';
 
 @Controller('webhooks')
 export class GitHubWebhooksController {

@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
 import { Idempotent, IdempotencyTransaction } from 'nestjs-pg-idempotency';
-import { Payment } from './payment.entity';
-import { type StripeRequest, StripeSignatureGuard } from './stripe-signature.guard';
+import { Payment } from './payment.entity.js';
+import { type StripeRequest, StripeSignatureGuard } from './stripe-signature.guard.js';
 
 @Controller('webhooks')
 export class StripeWebhooksController {
