@@ -1,6 +1,6 @@
 // What the scripts that install the packed tarball into a fresh app share (smoke-pack.mjs,
-// samples.mjs): running a command, the newest NestJS 12 dependencies, the app's tsconfig.json,
-// Prisma's client generated with no network, and a PostgreSQL (DATABASE_URL, else embedded).
+// sample-apps.mjs, quick-start.mjs): running a command, the newest NestJS 12 dependencies, the
+// app's tsconfig.json, and a PostgreSQL (DATABASE_URL, else embedded).
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,15 +42,6 @@ export function writeTsconfig(dir, compilerOptions) {
       include: ['src'],
     }),
   );
-}
-
-/** `prisma generate` in the app, offline (its prisma/schema.prisma in place). */
-export function generatePrismaClient(dir) {
-  // The CLI looks for a schema engine before it starts; `generate` never runs it: any executable stands in.
-  run(process.execPath, ['node_modules/prisma/build/index.js', 'generate'], dir, {
-    ...process.env,
-    PRISMA_SCHEMA_ENGINE_BINARY: process.execPath,
-  });
 }
 
 /** DATABASE_URL's PostgreSQL, else an embedded one from the build (`root`/dist): `{ url, stop() }`. */
