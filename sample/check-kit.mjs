@@ -130,3 +130,76 @@ export function proved(condition, what, got = '') {
     );
   console.log(`  ok: ${what}`);
 }
+
+/**
+ * What every payments app's page promises of its POST /payments (the bearer token is the caller),
+ * proved as a client sees it: a retry gets the first answer's status and bytes, marked replayed,
+ * and the payment is written once; the same key with another payload is a 422; ten duplicates at
+ * once are 201s and 409s and write once; with `failAfterWrite` (a route that writes the same
+ * payment, then fails when asked by `X-Fail: after-write`), a failure leaves nothing and frees
+ * the key, and its retry writes once. `writes(caller)` counts the caller's payments, as rows a
+ * whole payment leaves (`what` names them: 'payment row', 'payment row and ledger entry').
+ */
+export async function provePayments(folder, url, { writes, what = 'payment row', failAfterWrite }) {
+  const db = database(folder);
+  const keys = async (caller) =>
+    (await db.query('SELECT count(*)::int AS n FROM idempotency_keys WHERE caller = $1', [caller])).rows[0].n;
+  try {
+    const token = `alice-${Date.now()}`;
+    const key = newKey();
+    const payment = { amount: 1250, currency: 'EUR' };
+    const first = await send(`${url}/payments`, { key, token, body: payment });
+    proved(first.status === 201, 'a keyed POST /payments is 201', first.status);
+    const retry = await send(`${url}/payments`, { key, token, body: payment });
+    proved(retry.status === 201 && retry.text === first.text, 'its retry gets the same status and bytes', retry.text);
+    proved(retry.headers.get('idempotent-replayed') === 'true', 'the retry is marked Idempotent-Replayed: true');
+    proved((await writes(token)) === 1, `one ${what} for the key`);
+    const other = await send(`${url}/payments`, { key, token, body: { amount: 99, currency: 'EUR' } });
+    proved(other.status === 422, 'the same key with another payload is 422', other.status);
+    const bob = await send(`${url}/payments`, { key, token: `bob-${Date.now()}`, body: payment });
+    proved(bob.status === 201 && bob.headers.get('idempotent-replayed') === null, "another caller's key is its own");
+    proved((await send(`${url}/payments`, { token, body: payment })).status === 400, 'no key is 400');
+
+    if (failAfterWrite) {
+      const carol = `carol-${Date.now()}`;
+      const failing = newKey();
+      const route = `${url}${failAfterWrite}`;
+      const failed = await send(route, {
+        key: failing,
+        token: carol,
+        body: payment,
+        headers: { 'x-fail': 'after-write' },
+      });
+      proved(failed.status === 500, 'a handler that fails after its write is 500', failed.status);
+      proved((await writes(carol)) === 0 && (await keys(carol)) === 0, 'it leaves nothing written, and its key free');
+      const rerun = await send(route, { key: failing, token: carol, body: payment });
+      proved(rerun.status === 201 && rerun.headers.get('idempotent-replayed') === null, 'its retry runs', rerun.status);
+      proved((await writes(carol)) === 1 && (await keys(carol)) === 1, 'and pays once, its key now recorded');
+    }
+
+    const storm = `storm-${Date.now()}`;
+    const stormKey = newKey();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => send(`${url}/payments`, { key: stormKey, token: storm, body: payment })),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    proved(
+      statuses.every((status) => status === 201 || status === 409) && statuses.includes(201),
+      'ten duplicates at once: 201s (the first and replays) and 409s (in flight), nothing else',
+      statuses,
+    );
+    proved((await writes(storm)) === 1, `ten duplicates at once write one ${what}`);
+  } finally {
+    await db.end();
+  }
+}
+
+/** Whether the sample in `folder` can load the package `name` (what its own install holds). */
+export function installed(folder, name) {
+  try {
+    createRequire(join(folder, 'package.json')).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -75,7 +75,11 @@ export class IdempotencyService {
    */
   async run<T>(call: IdempotentCall, work: () => T | Promise<T>): Promise<IdempotentCallResult<Awaited<T>>> {
     const { request, rules, policy } = this.read(call);
-    return this.core.run(request, rules, work, policy);
+    const outcome = await this.core.run(request, rules, work, policy);
+    // A held key always says when to try again: the lease's end when known, else the module's delay.
+    if (outcome.kind === 'held' && outcome.retryAfterSeconds === undefined)
+      return { kind: 'held', retryAfterSeconds: this.settings.retryAfterSeconds };
+    return outcome;
   }
 
   private read(call: IdempotentCall): { request: IdempotentRequest; rules: RunRules; policy: FailurePolicy } {

@@ -63,7 +63,7 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     for (const result of results) {
       expect(result).toEqual(
         result.kind === 'held'
-          ? { kind: 'held' }
+          ? { kind: 'held', retryAfterSeconds: 1 }
           : { kind: expect.stringMatching(/^(executed|replayed)$/), value: 'paid' },
       );
     }
