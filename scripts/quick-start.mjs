@@ -3,7 +3,7 @@
 // coding agents' files, which the registry here lacks), its own starter files and nothing of ours; the README's first ```sh block
 // runs in it as written (the packed tarball installed in place of the registry's
 // nestjs-pg-idempotency), the ```ts block replaces the file the README names, and the last ```sh
-// block starts the app and sends its curl twice (on a free port instead of 3000): a 201, then the
+// blocks start the app and send their curl twice (on a free port instead of 3000): a 201, then the
 // same bytes with Idempotent-Replayed: true, one payment row; the same key with another body is a
 // 422. PostgreSQL: DATABASE_URL's server (a database of its own), else embedded. Needs the npm
 // registry. Run after `npm run build`.
@@ -36,7 +36,14 @@ function quickStart() {
     throw new Error(
       "the README's quick start has lost its shape: two ```sh blocks, a ```ts block, and 'Add this file as `file`, then `Module` to the `imports` of `AppModule` in `file` (with `import …`)'",
     );
-  return { install: shell[0].text, file, code: code.text, module, into, line, run: shell[shell.length - 1].text };
+  // The blocks after the file: the command that starts the app, then the requests.
+  const later = shell.slice(1).flatMap((block) =>
+    block.text
+      .replace(/\\\n\s*/g, '')
+      .trim()
+      .split('\n'),
+  );
+  return { install: shell[0].text, file, code: code.text, module, into, line, run: later };
 }
 
 /** Runs `script` with bash in `cwd`; its output is returned, and printed when it fails. */
@@ -95,10 +102,7 @@ try {
   if (!/imports: \[/.test(appModule)) throw new Error(`${into} has no imports: [ to add ${module} to:\n${appModule}`);
   writeFileSync(join(app, into), `${line}\n${appModule.replace(/imports: \[/, `imports: [${module}, `)}`);
   const port = 30_000 + (process.pid % 20_000);
-  const [start, ...requests] = run
-    .replace(/\\\n\s*/g, '')
-    .trim()
-    .split('\n');
+  const [start, ...requests] = run;
   console.log(`== quick start: ${start} (PORT=${port})`);
   // A process group of its own: npm, the Nest CLI and the app stop together.
   server = spawn('bash', ['-c', `exec ${start}`], {
