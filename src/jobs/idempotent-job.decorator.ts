@@ -28,7 +28,8 @@ class JobSettlement extends IdempotencyError {
  * `TransactionHost`, `IdempotentDrizzle` or `IdempotentPrisma`, as in any keyed handler): a job
  * run again (stalled after its commit, retried, added twice) completes with the recorded result
  * without running. A job whose work failed throws its error (BullMQ retries it by its `attempts`);
- * one whose key another run holds, or whose store is unavailable, is delayed `retryDelayMs` without
+ * one whose key another run holds, or whose store is unavailable, is delayed `retryDelayMs` (a held
+ * key no sooner than its holder says: the lease's end, the module's `retryAfterSeconds`) without
  * an attempt counted; one whose key was used with another payload (or whose failure was recorded)
  * fails for good.
  */
@@ -92,8 +93,11 @@ async function settle(
     case 'held':
     case 'lease-lost':
     case 'unavailable': {
+      // A held key: no sooner than its holder says (the lease's end, the module's retryAfterSeconds).
       const delayMs =
-        outcome.kind === 'held' && outcome.retryAfterSeconds ? outcome.retryAfterSeconds * 1000 : retryDelayMs;
+        outcome.kind === 'held' && outcome.retryAfterSeconds
+          ? Math.max(retryDelayMs, outcome.retryAfterSeconds * 1000)
+          : retryDelayMs;
       await job.moveToDelayed(Date.now() + delayMs, token);
       throw new JobSettlement('DelayedError', `job ${job.id}: ${DELAYED[outcome.kind]}; tried again in ${delayMs} ms`);
     }

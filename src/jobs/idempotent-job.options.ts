@@ -29,7 +29,8 @@ export interface IdempotentJobOptions<Job extends JobLike = JobLike> extends Exe
   payload?: (job: Job) => unknown;
   /**
    * How long a job whose key another run holds (or whose store is unavailable) waits, delayed,
-   * before it is tried again; its attempts are untouched. Default: `1000` ms.
+   * before it is tried again (a held key: no sooner than its holder says, the lease's end or the
+   * module's `retryAfterSeconds`); its attempts are untouched. Default: `1000` ms.
    */
   retryDelayMs?: number;
 }
