@@ -37,6 +37,7 @@ import { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.
 import { IdempotencyOutbox } from './outbox/idempotency-outbox.js';
 import { OutboxRelay } from './outbox/outbox-relay.js';
 import { IdempotencyOutboxConsole } from './operations/console/idempotency-outbox-console.js';
+import { IdempotencyGaugesReader } from './operations/gauges/idempotency-gauges.reader.js';
 
 /**
  * Exactly-once POST/PATCH over PostgreSQL. Import it once, after `TypeOrmModule.forRoot()`:
@@ -90,6 +91,7 @@ import { IdempotencyOutboxConsole } from './operations/console/idempotency-outbo
     OutboxRelay,
     IdempotencyOutbox,
     IdempotencyOutboxConsole,
+    IdempotencyGaugesReader,
   ],
   // What apps inject, and what the module's own integrations (tools/, terminus) inject: the
   // interceptors reach the entries through ModuleRef, so nothing else need leave the module.
@@ -104,6 +106,7 @@ import { IdempotencyOutboxConsole } from './operations/console/idempotency-outbo
     IdempotencySweeper,
     IdempotencyResealer,
     IdempotencyKeyConsole,
+    IdempotencyGaugesReader,
     IdempotencyInterceptor,
     IdempotentMessageInterceptor,
     IDEMPOTENCY_SETTINGS,

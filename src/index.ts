@@ -39,9 +39,10 @@ export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemT
 export type { Duration } from './options/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';
 export type { KeyFormat } from './key/key-format.js';
-export type { IdempotencyEvent } from './observe/events/idempotency-event.js';
+export type { IdempotencyEvent, IdempotencyGauges, RefusalReason } from './observe/events/idempotency-event.js';
 export { IdempotencyEvents, type IdempotencyEventListener } from './observe/events/idempotency-events.js';
 export { IdempotencySweeper, type SweepResult } from './operations/sweeper/idempotency.sweeper.js';
+export { IdempotencyGaugesReader } from './operations/gauges/idempotency-gauges.reader.js';
 export { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.js';
 export { IdempotencyManager } from './tools/typeorm/idempotency-manager.decorator.js';
 export { CreateIdempotencyKeys1795996800000 } from './store/migrations/create-idempotency-keys.migration.js';

@@ -97,13 +97,16 @@ export class ExactlyOnce {
       return 'shutting-down';
     }
     if (error instanceof TablesNotMigratedError) {
+      this.events.emit({ type: 'refused', handler, reason: 'not-migrated', transport });
       logger.error(`${handler}: ${error.message}; nothing ran`);
       return 'not-migrated';
     }
     if (error instanceof UnreadableOutcomeError) {
+      this.events.emit({ type: 'refused', handler, reason: 'outcome-unreadable', transport });
       logger.error(`${handler}: ${error.message}; nothing ran`);
       return 'outcome-unreadable';
     }
+    this.events.emit({ type: 'refused', handler, reason: 'store-unavailable', transport });
     logger.error(`${handler}: reserving its key failed (nothing ran): ${messageOf(error)}`);
     return 'store';
   }

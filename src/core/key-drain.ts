@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { IdempotencyError } from '../idempotency.errors.js';
@@ -12,6 +13,8 @@ interface DrainSettings {
 /** A key held in this process, as the drain sees it: lease mode's stops renewing once the bound passed. */
 export interface DrainedHold {
   stopRenewing?(): void;
+  /** When it entered (`performance.now()`), set by `enter()`. */
+  enteredAt?: number;
 }
 
 const logger = new Logger('Idempotency');
@@ -59,8 +62,15 @@ export class KeyDrain implements OnModuleDestroy {
    */
   enter(hold: DrainedHold = {}): DrainedHold {
     if (this.draining) throw new ShuttingDownError();
+    hold.enteredAt = performance.now();
     this.inFlight.add(hold);
     return hold;
+  }
+
+  /** How long the key that entered first of those still in flight has been in (ms); 0 for none. */
+  oldestInFlightMs(): number {
+    const oldest = this.inFlight.values().next().value;
+    return oldest?.enteredAt === undefined ? 0 : performance.now() - oldest.enteredAt;
   }
 
   leave(hold: DrainedHold): void {

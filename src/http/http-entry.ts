@@ -162,13 +162,16 @@ export class HttpEntry implements NestInterceptor {
         throw Problems.shuttingDown(route.retryAfterSeconds);
       }
       if (error instanceof UnreadableOutcomeError) {
+        this.events.emit({ type: 'refused', handler: route.handler, reason: 'outcome-unreadable' });
         this.logger.error(`${route.handler}: ${error.message}; the request was answered 503 and nothing ran`);
         throw Problems.outcomeUnreadable(route.retryAfterSeconds);
       }
       if (error instanceof TablesNotMigratedError) {
+        this.events.emit({ type: 'refused', handler: route.handler, reason: 'not-migrated' });
         this.logger.error(`${route.handler}: ${error.message}; the request was answered 500 and nothing ran`);
         throw Problems.storeNotMigrated();
       }
+      this.events.emit({ type: 'refused', handler: route.handler, reason: 'store-unavailable' });
       this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
       throw Problems.storeUnavailable('reserving', route.retryAfterSeconds);
     }

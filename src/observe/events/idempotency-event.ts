@@ -8,6 +8,21 @@ interface Transported {
   transport?: string;
 }
 
+/** Why no key was taken (the `refused` event's reason, the `idempotency_refused_total` metric's). */
+export type RefusalReason = 'shutting-down' | 'store-unavailable' | 'outcome-unreadable' | 'not-migrated';
+
+/**
+ * What an operator watches, read every `sweepInterval` by each instance: how long ago the oldest
+ * expired key expired (the sweeper's lag; on the partitioned table, its oldest partition wholly
+ * past), how long the oldest key this process holds has been held, and, with the outbox, its
+ * unsent messages and how long the oldest has waited. 0 where there is none.
+ */
+export interface IdempotencyGauges {
+  sweepLagMs: number;
+  oldestInFlightMs: number;
+  outbox?: { unsent: number; oldestMs: number };
+}
+
 /**
  * What happened to an idempotent request or message, or to the table. `handler` names the route
  * or message handler as `Controller.method` (low cardinality, fit for metric labels); no event
@@ -22,8 +37,13 @@ export type IdempotencyEvent =
   | ({ type: 'in-progress'; handler: string } & Transported)
   /** The key came back with another payload: 422 (a message: dead-lettered, not run). */
   | ({ type: 'mismatch'; handler: string } & Transported)
-  /** No key was taken: the app is shutting down (503 `shutting-down`; a message: delivered again later). */
-  | ({ type: 'refused'; handler: string; reason: 'shutting-down' } & Transported)
+  /**
+   * No key was taken, nothing ran: the app is shutting down (503 `shutting-down`), the store
+   * could not be reached (503 `store-unavailable`), the recorded outcome cannot be opened (503
+   * `outcome-unreadable`), or the key table does not exist (500 `store-not-migrated`). A message
+   * is delivered again later.
+   */
+  | ({ type: 'refused'; handler: string; reason: RefusalReason } & Transported)
   /** A message that cannot be de-duplicated (no key, a key too long, not JSON): dead-lettered, nothing written. */
   | { type: 'malformed'; handler: string; transport: string; reason: string }
   /** A message whose handler failed its last attempt: recorded as failed, its writes undone, dead-lettered. */
@@ -49,4 +69,6 @@ export type IdempotencyEvent =
    */
   | { type: 'outbox-relayed'; publisher: string; outcome: 'sent' | 'failed'; attempts: number; lagMs: number }
   /** The relay deleted sent messages older than `outbox.keepSent`. */
-  | { type: 'outbox-swept'; deleted: number };
+  | { type: 'outbox-swept'; deleted: number }
+  /** What an operator watches, read every `sweepInterval` (`IdempotencyGauges`). */
+  | ({ type: 'gauges' } & IdempotencyGauges);

@@ -15,6 +15,7 @@ interface PromClient {
     buckets: number[];
     registers: PromRegistry[];
   }) => PromHistogram;
+  Gauge: new (config: { name: string; help: string; labelNames: string[]; registers: PromRegistry[] }) => PromGauge;
 }
 interface PromRegistry {
   getSingleMetric(name: string): unknown;
@@ -25,18 +26,27 @@ interface PromCounter {
 interface PromHistogram {
   observe(labels: Record<string, string>, value: number): void;
 }
+interface PromGauge {
+  set(labels: Record<string, string>, value: number): void;
+}
 
 /**
  * Prometheus metrics of the module's events, when `prom-client` is installed (an optional peer)
  * and `metrics` is not `false`:
  * - `idempotency_requests_total{handler, outcome}`: outcome is executed, replayed, in_progress,
- *   mismatch, released or refused (shutting down);
+ *   mismatch, released or refused (nothing ran);
+ * - `idempotency_refused_total{handler, reason}`: why nothing ran (shutting-down,
+ *   store-unavailable, outcome-unreadable, not-migrated), requests and messages alike;
  * - `idempotency_handler_duration_seconds{handler, outcome}`: executed and released runs;
  * - `idempotency_keys_swept_total`;
  * - `idempotency_outbox_messages_total{publisher, outcome}` (sent, failed),
  *   `idempotency_outbox_lag_seconds{publisher}` (its commit to the broker's confirm),
- *   `idempotency_outbox_swept_total`.
- * Metrics are registered once per registry (several apps in one process share them).
+ *   `idempotency_outbox_swept_total`;
+ * - gauges read every `sweepInterval` by each instance (take the `max` across them):
+ *   `idempotency_sweep_lag_seconds` (how long ago the oldest expired key expired),
+ *   `idempotency_oldest_in_flight_seconds` (how long the oldest key this process holds has been held),
+ *   and with the outbox `idempotency_outbox_unsent_messages`, `idempotency_outbox_oldest_unsent_seconds`.
+ * The alert rules shipped in `alerts/` read these (docs/alerts.md). Metrics are registered once per registry (several apps in one process share them).
  */
 @Injectable()
 export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
@@ -133,7 +143,39 @@ export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
           registers: [registry],
         }),
     );
+    const refused = metric(
+      'idempotency_refused_total',
+      (name) =>
+        new client.Counter({
+          name,
+          help: 'Requests and messages for which no key was taken, nothing ran, by reason',
+          labelNames: ['handler', 'reason'],
+          registers: [registry],
+        }),
+    );
+    const gauge = (name: string, help: string) =>
+      metric(name, (full) => new client.Gauge({ name: full, help, labelNames: [], registers: [registry] }));
+    const sweepLag = gauge('idempotency_sweep_lag_seconds', 'How long ago the oldest expired idempotency key expired');
+    const oldestInFlight = gauge(
+      'idempotency_oldest_in_flight_seconds',
+      'How long the oldest idempotency key this process holds has been held',
+    );
+    const unsent = gauge('idempotency_outbox_unsent_messages', 'Outbox messages not yet sent');
+    const oldestUnsent = gauge(
+      'idempotency_outbox_oldest_unsent_seconds',
+      'How long the oldest unsent outbox message has waited',
+    );
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
+      if (event.type === 'gauges') {
+        sweepLag.set({}, event.sweepLagMs / 1000);
+        oldestInFlight.set({}, event.oldestInFlightMs / 1000);
+        if (event.outbox) {
+          unsent.set({}, event.outbox.unsent);
+          oldestUnsent.set({}, event.outbox.oldestMs / 1000);
+        }
+        return;
+      }
+      if (event.type === 'refused') refused.inc({ handler: event.handler, reason: event.reason });
       if (event.type === 'swept') return swept.inc({}, event.deleted);
       if (event.type === 'outbox-swept') return outboxSwept.inc({}, event.deleted);
       if (event.type === 'outbox-relayed') {

@@ -133,7 +133,7 @@ export class IdempotencyTelemetry implements OnModuleInit, OnApplicationShutdown
     });
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'swept') return swept.add(event.deleted);
-      if (event.type === 'outbox-swept') return;
+      if (event.type === 'outbox-swept' || event.type === 'gauges') return;
       if (event.type === 'outbox-relayed') {
         const attributes = { 'idempotency.outbox.publisher': event.publisher, 'idempotency.outcome': event.outcome };
         relayed.add(1, attributes);

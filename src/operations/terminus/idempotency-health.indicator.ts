@@ -5,7 +5,8 @@ import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { OUTBOX_LAG } from '../../store/outbox/outbox.sql.js';
 import { KEY_TABLE } from '../../store/table/module-tables.js';
-import { KEY_TABLE_SHAPE, SWEEP_LAG } from './health.sql.js';
+import { SWEEP_LAG } from '../../store/table/key-table.sql.js';
+import { KEY_TABLE_SHAPE } from './health.sql.js';
 
 /** Options of one health check. */
 export interface IdempotencyHealthOptions {

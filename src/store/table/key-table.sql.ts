@@ -31,3 +31,13 @@ export const KEY_TABLE_KIND: SqlStatement = {
   whole: true,
   text: `SELECT c.relkind = 'p' AS partitioned FROM pg_class AS c WHERE c.oid = to_regclass('idempotency_keys')`,
 };
+
+/** How long ago the oldest expired row expired (ms), read from the expiry index; NULL when none has. */
+export const SWEEP_LAG: SqlStatement = {
+  name: 'nestjs_pg_idempotency_health_sweep_lag_v1',
+  types: [],
+  whole: true,
+  text: `
+SELECT floor(extract(epoch FROM now() - min(expires_at)) * 1000)::bigint AS lag_ms
+FROM idempotency_keys WHERE expires_at <= now()`,
+};
