@@ -95,10 +95,13 @@ describe('the gauges the alerts read, and the refusals they count', () => {
        VALUES ('m1', 'rabbit', 'orders', 'k', '\\x7b7d', now() - interval '120 seconds')`,
     );
     let release!: () => void;
-    const held = lab.app
-      .get(IdempotencyService)
-      .run({ scope: 'gauges', key: 'held-1' }, () => new Promise<void>((resolve) => (release = resolve)));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const held = lab.app.get(IdempotencyService).run({ scope: 'gauges', key: 'held-1' }, () => {
+      entered();
+      return new Promise<void>((resolve) => (release = resolve));
+    });
+    await inside;
     let read: IdempotencyGauges;
     try {
       read = await lab.app.get(IdempotencyGaugesReader).read();
