@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 
 const MARKER = /^\s*<!-- sample: (\S+?)(?:#([\w-]+))? -->\s*$/;
 const REGION = /^\s*\/\/ #(end)?region\b\s*([\w-]*)/;
-const FENCE_OPEN = /^( *)```(\w*)\s*$/;
+const FENCE_OPEN = /^( *)```(\w*)(?:\s.*)?$/;
 
 /** The pages whose blocks are checked: README.md and docs/*.md, under `root`. */
 export function pagesOf(root) {

@@ -5,9 +5,19 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** How long one command may run (an install, a build, a check) before it is killed. */
+const COMMAND_TIMEOUT_MS = 10 * 60_000;
+
 /** Runs a command in `cwd`; returns its stdout; stderr goes to `stderr` ('inherit' or 'pipe'). */
 export const run = (command, args, cwd, env = process.env, stderr = 'inherit') =>
-  execFileSync(command, args, { cwd, env, stdio: ['ignore', 'pipe', stderr], encoding: 'utf8' });
+  execFileSync(command, args, {
+    cwd,
+    env,
+    stdio: ['ignore', 'pipe', stderr],
+    encoding: 'utf8',
+    timeout: COMMAND_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+  });
 
 /** The newest NestJS 12 app's common dependencies. */
 export const NEST12 = {

@@ -17,6 +17,8 @@ import { startPostgres } from './packed-app.mjs';
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'nestjs-pg-idempotency-quick-start-'));
 const app = join(work, 'payments');
+/** How long one command may run (the CLI's install, the README's commands) before it is killed. */
+const COMMAND_TIMEOUT_MS = 10 * 60_000;
 
 /** The README's quick start: its shell commands, the file to replace and its text. */
 function quickStart() {
@@ -54,6 +56,8 @@ function bash(script, cwd, env) {
       env,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: COMMAND_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
     });
   } catch (error) {
     throw new Error(`${script}\nfailed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
@@ -80,6 +84,8 @@ try {
     {
       cwd: work,
       stdio: ['ignore', 'ignore', 'inherit'],
+      timeout: COMMAND_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
     },
   );
   database = await startPostgres(root);
@@ -87,8 +93,13 @@ try {
   const admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
   const name = `quick_start_${process.pid}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
+  try {
+    // A run killed before its cleanup left this name behind: start afresh.
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
   const url = new URL(database.url);
   url.pathname = `/${name}`;
   const env = { ...process.env, DATABASE_URL: url.href };
@@ -155,7 +166,9 @@ try {
 } finally {
   if (server && server.exitCode === null) {
     process.kill(-server.pid, 'SIGTERM');
+    const killed = setTimeout(() => process.kill(-server.pid, 'SIGKILL'), 10_000);
     await once(server, 'exit');
+    clearTimeout(killed);
   }
   if (database) {
     const { default: pg } = await import('pg');

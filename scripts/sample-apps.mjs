@@ -77,7 +77,14 @@ try {
     const name = `sample_${app.replace(/\W/g, '_')}_${process.pid}`.slice(0, 63);
     const admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
+    try {
+      // A run killed before its cleanup left this name behind: start afresh.
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${name}`);
+    } catch (error) {
+      await admin.end();
+      throw error;
+    }
     const url = new URL(database.url);
     url.pathname = `/${name}`;
     // Prisma's generate looks for a schema engine it never runs here: any executable stands in.

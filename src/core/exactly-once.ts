@@ -142,11 +142,13 @@ export class ExactlyOnce {
       }
     }
     const transient = failure !== undefined && isTransientFailure(this.host.failureOf(failure.error));
-    const decision = decideWork({
-      failed: failure !== undefined,
-      transient,
-      recordFailure: failure !== undefined && !transient && policy.recordFailure(failure.error),
-    });
+    // In lease mode the work's effects left the database: a result it cannot record is kept as its
+    // failure, so that no retry runs them again.
+    const recordFailure =
+      failure !== undefined &&
+      !transient &&
+      (policy.recordFailure(failure.error) || (mode === 'lease' && failure.error instanceof UnrecordableResultError));
+    const decision = decideWork({ failed: failure !== undefined, transient, recordFailure });
     const released = (reason: 'failed' | 'lease-lost') =>
       this.events.emit({
         type: 'released',

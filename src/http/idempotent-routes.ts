@@ -29,7 +29,7 @@ export class IdempotentRoutes {
       if (!options || safeMethodOf(handler) !== undefined) return undefined;
       const name = `${controller.name}.${handler.name}`;
       return {
-        ...resolveRouteOptions(settings, withProviderFingerprint(options), name, controller),
+        ...resolveRouteOptions(settings, options, name, controller),
         keySource: naming(`@Idempotent() on ${name}`, () => aKeySource(options.keyFrom)),
       };
     });
@@ -39,19 +39,4 @@ export class IdempotentRoutes {
   of(controller: Function, handler: Function): HttpRouteSettings | undefined {
     return this.routes.of(controller, handler);
   }
-}
-
-/** A fingerprint of nothing: the key alone tells one request from another. */
-const KEY_ALONE = (): null => null;
-
-/**
- * A provider's webhook route (its caller a name, its key the provider's event id through
- * `keyFrom`) is fingerprinted on the key alone unless it says otherwise: the provider signs what
- * it sends and never reuses an event id, while a redelivery may differ in delivery details
- * (Stripe's `pending_webhooks`), which must get the recorded answer, not a 422 that the provider
- * retries for days.
- */
-function withProviderFingerprint(options: IdempotentRouteOptions): IdempotentRouteOptions {
-  const provider = typeof options.caller === 'string' && options.keyFrom !== undefined;
-  return provider && options.fingerprint === undefined ? { ...options, fingerprint: KEY_ALONE } : options;
 }

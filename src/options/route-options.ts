@@ -44,10 +44,7 @@ export interface IdempotentRouteOptions {
   required?: boolean;
   ttl?: Duration;
   keyFormat?: KeyFormat;
-  /**
-   * Narrows (field paths) or replaces (a function) the request fingerprint. Default: body + query;
-   * on a provider's webhook route (`caller` a name, the key from `keyFrom`), the key alone.
-   */
+  /** Narrows (field paths) or replaces (a function) the request fingerprint. Default: body + query. */
   fingerprint?: FingerprintOption;
   storeResponse?: StorePolicy;
   retryAfterSeconds?: number;

@@ -137,7 +137,7 @@ describe('the gauges the alerts read, and the refusals they count', () => {
 
 describe('the sweeper lag on the key table partitioned by expiry', () => {
   const { startLab } = appsOn('express');
-  it("is read from the partitions' bounds: none wholly past, 0; one that ended an hour ago, an hour", async () => {
+  it("is read from the bounds of the module's partitions: none wholly past, 0; one that ended eight hours ago, eight hours (one of the app's own is not the sweeper's)", async () => {
     const database = await emptyDatabase('gauges_partitioned');
     const client = new pg.Client({ connectionString: database.url });
     let lab: RunningApp | undefined;
@@ -147,13 +147,21 @@ describe('the sweeper lag on the key table partitioned by expiry', () => {
       lab = await startLab({}, { databaseUrl: database.url });
       const reader = lab.app.get(IdempotencyGaugesReader);
       expect((await reader.read()).sweepLagMs).toBe(0);
+      // One of the app's own, past: not the sweeper's, never dropped by it, so not its lag.
+      const hour = 3_600_000;
+      const start = Math.floor(Date.now() / 1000) * 1000 - 10 * hour; // before the partitions the module made
       await client.query(
-        `CREATE TABLE idempotency_keys_past PARTITION OF idempotency_keys
-         FOR VALUES FROM (date_trunc('second', now()) - interval '2 hours') TO (date_trunc('second', now()) - interval '1 hour')`,
+        `CREATE TABLE idempotency_keys_legacy PARTITION OF idempotency_keys FOR VALUES FROM ('${new Date(start).toISOString()}') TO ('${new Date(start + hour).toISOString()}')`,
+      );
+      expect((await reader.read()).sweepLagMs).toBe(0);
+      // One named as the module names its own, that ended eight hours ago.
+      const own = `idempotency_keys_p${new Date(start + hour).toISOString().replace(/[-:]/g, '').replace('T', 't').slice(0, 15)}`;
+      await client.query(
+        `CREATE TABLE ${own} PARTITION OF idempotency_keys FOR VALUES FROM ('${new Date(start + hour).toISOString()}') TO ('${new Date(start + 2 * hour).toISOString()}')`,
       );
       const { sweepLagMs } = await reader.read();
-      expect(sweepLagMs).toBeGreaterThanOrEqual(3_600_000);
-      expect(sweepLagMs).toBeLessThan(3_660_000);
+      expect(sweepLagMs).toBeGreaterThanOrEqual(8 * hour);
+      expect(sweepLagMs).toBeLessThan(8 * hour + 60_000);
     } finally {
       await lab?.close();
       await client.end();

@@ -88,6 +88,21 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     expect(await paymentCount(caller)).toBe(1);
   });
 
+  it('in lease mode, a result that is not JSON is recorded as its failure: the effect ran once, and no later call runs it again', async () => {
+    const key = randomUUID();
+    let effects = 0;
+    const charge = async () => {
+      effects++;
+      return 7n;
+    };
+    const first = await service.run({ scope: 'charge', key, mode: 'lease' }, charge);
+    expect(first).toMatchObject({ kind: 'failure-recorded', error: expect.any(UnrecordableResultError) });
+    expect(await service.run({ scope: 'charge', key, mode: 'lease' }, charge)).toMatchObject({
+      kind: 'failed-before',
+    });
+    expect(effects).toBe(1);
+  });
+
   it('a function that writes then throws leaves no write and no key: told failed, and the next call runs it again', async () => {
     const [caller, key] = [newCaller(), randomUUID()];
     const failed = await service.run({ scope: 'settlement', key, caller }, async () => {

@@ -26,7 +26,13 @@ export class KeySourceController {
 
   @Post('body')
   @HttpCode(200)
-  @Idempotent({ keyFrom: { body: 'event.id' }, caller: 'provider', keyFormat: /evt_[A-Za-z0-9]+/, wait: '10s' })
+  @Idempotent({
+    keyFrom: { body: 'event.id' },
+    caller: 'provider',
+    keyFormat: /evt_[A-Za-z0-9]+/,
+    fingerprint: ['event.id'],
+    wait: '10s',
+  })
   body(@Body() delivery: { event: Delivery }): Promise<object> {
     return this.pay(delivery.event);
   }

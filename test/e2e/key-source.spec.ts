@@ -86,7 +86,7 @@ describe.each(HTTP_PLATFORMS)(
         expect(await rowsOf(id)).toEqual([{ caller: 'provider', state: 'completed', status: 200 }]);
       });
 
-      it('a redelivery whose body differs beside the event id (a delivery count) is replayed, not a 422: a provider route is fingerprinted on its key', async () => {
+      it("a redelivery whose body differs beside the event id (a delivery count) is replayed, not a 422: the route's fingerprint is the event id", async () => {
         const [payer, id] = [newCaller(), `evt_${randomUUID().replace(/-/g, '')}`];
         const first = await deliver(`${lab.url}/sources/body`, { event: { id, payer, amount: 31 }, pending: 2 });
         const again = await deliver(`${lab.url}/sources/body`, { event: { id, payer, amount: 31 }, pending: 1 });

@@ -60,8 +60,15 @@ describe('a database without the module tables', () => {
     expect(migrated).toMatchObject({ code: 0 });
     expect(migrated.stdout).toBe(`applied: idempotency_keys\napplied: ${paymentsSql}\n`);
     expect(await tablesOf(database.url)).toEqual(['idempotency_keys', 'payments']);
-    // Safe to re-run.
-    expect(await cli(['migrate'], { DATABASE_URL: database.url })).toMatchObject({ code: 0 });
+    // Safe to re-run: what exists is left as it is.
+    expect(await cli(['migrate'], { DATABASE_URL: database.url })).toMatchObject({
+      code: 0,
+      stdout: 'present: idempotency_keys\n',
+    });
+    // The partitioned table is not asked of a database that holds the plain one.
+    const other = await cli(['migrate', '--partitioned'], { DATABASE_URL: database.url });
+    expect(other).toMatchObject({ code: 4 });
+    expect(other.stderr).toContain('idempotency_keys exists and is not partitioned');
 
     const lab = await startLab({}, { databaseUrl: database.url });
     try {
@@ -125,6 +132,31 @@ describe('a database without the module tables', () => {
     } finally {
       await lab.close();
       await client.end();
+    }
+  });
+});
+
+describe('migrate on a database that holds the partitioned key table', () => {
+  it('leaves it as it is: no index of the plain table is built on it, and --outbox adds the outbox alone', async () => {
+    const database = await emptyDatabase('migrate_partitioned');
+    try {
+      expect(await cli(['migrate', '--partitioned'], { DATABASE_URL: database.url })).toMatchObject({
+        code: 0,
+        stdout: 'applied: idempotency_keys (partitioned by expiry)\n',
+      });
+      expect(await cli(['migrate', '--outbox'], { DATABASE_URL: database.url })).toMatchObject({
+        code: 0,
+        stdout: 'present: idempotency_keys (partitioned by expiry)\napplied: idempotency_outbox\n',
+      });
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      const { rows } = await client.query(
+        `SELECT indexname FROM pg_indexes WHERE tablename = 'idempotency_keys' ORDER BY indexname`,
+      );
+      await client.end();
+      expect(rows.map((row) => row.indexname)).toEqual(['idempotency_keys_leases_idx', 'idempotency_keys_pkey']);
+    } finally {
+      await database.drop();
     }
   });
 });

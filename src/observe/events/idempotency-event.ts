@@ -13,12 +13,13 @@ export type RefusalReason = 'shutting-down' | 'store-unavailable' | 'outcome-unr
 
 /**
  * What an operator watches, read every `sweepInterval` by each instance: how long ago the oldest
- * expired key expired (the sweeper's lag; on the partitioned table, its oldest partition wholly
- * past), how long the oldest key this process holds has been held, and, with the outbox, its
- * unsent messages and how long the oldest has waited. 0 where there is none.
+ * expired key expired (the sweeper's lag; on the partitioned table, its oldest partition of the
+ * module's wholly past), how long the oldest key this process holds has been held, and, with the
+ * outbox, its unsent messages and how long the oldest has waited. 0 where there is none; a value
+ * the database did not give this time (it failed) is left out.
  */
 export interface IdempotencyGauges {
-  sweepLagMs: number;
+  sweepLagMs?: number;
   oldestInFlightMs: number;
   outbox?: { unsent: number; oldestMs: number };
 }

@@ -167,7 +167,7 @@ export class PrometheusMetrics implements OnModuleInit, OnApplicationShutdown {
     );
     this.unsubscribe = this.events.subscribe((event: IdempotencyEvent) => {
       if (event.type === 'gauges') {
-        sweepLag.set({}, event.sweepLagMs / 1000);
+        if (event.sweepLagMs !== undefined) sweepLag.set({}, event.sweepLagMs / 1000);
         oldestInFlight.set({}, event.oldestInFlightMs / 1000);
         if (event.outbox) {
           unsent.set({}, event.outbox.unsent);

@@ -16,7 +16,7 @@ export interface PartitionPlan {
 }
 
 /** The names the module gives its partitions: the prefix, then the range's start in UTC to the second. */
-const OWN_NAME = /^idempotency_keys_p\d{8}t\d{6}$/;
+export const OWN_NAME = /^idempotency_keys_p\d{8}t\d{6}$/;
 
 /** The name of the partition that starts at `fromMs`: `idempotency_keys_p20261202t060000`. */
 export function partitionName(fromMs: number): string {

@@ -19,8 +19,9 @@ const LOOKUP_TIMEOUT_MS = 10_000;
  * Which `idempotency_keys` the database holds, as the strategy that writes its rows: the plain
  * table, or the opt-in one partitioned by expiry (`CreatePartitionedIdempotencyKeys1795996800000`),
  * whose key row is written without `ON CONFLICT` and whose sweeper drops partitions. Looked up
- * once, at bootstrap (`verify()`, which also finds a migration not run); a lookup that fails is
- * tried again by the next caller. A table missing at lookup counts as plain.
+ * once, at bootstrap (`verify()`, which also finds a migration not run); a lookup that fails, or
+ * finds no table, is tried again by the next caller (a table missing counts as plain meanwhile;
+ * the partitioned table's partitions are prepared at bootstrap only, so it must exist by then).
  */
 @Injectable()
 export class KeyTable {
@@ -31,7 +32,11 @@ export class KeyTable {
   strategy(): Promise<KeyTableStrategy> {
     this.lookup ??= this.host
       .runAlone('looking up the idempotency_keys table', [KEY_TABLE_KIND, []], { timeoutMs: LOOKUP_TIMEOUT_MS })
-      .then(({ rows }) => (rows[0]?.partitioned === true ? PARTITIONED_TABLE : PLAIN_TABLE))
+      .then(({ rows }) => {
+        // A table not there yet is looked up again by the next caller: it may be created either way.
+        if (rows.length === 0) this.lookup = undefined;
+        return rows[0]?.partitioned === true ? PARTITIONED_TABLE : PLAIN_TABLE;
+      })
       .catch((error: unknown) => {
         this.lookup = undefined;
         throw error;
