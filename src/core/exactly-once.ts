@@ -1,51 +1,56 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { ShuttingDownError } from './key-drain.js';
-import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
-import type { KeyHold } from './hold/key-hold.js';
 import { DatabaseHost } from '../hosts/database-host.js';
-import { executionContext } from '../hosts/execution-context.js';
 import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
+import { IdempotencyTelemetry, type TracedOutcome } from '../observe/telemetry/idempotency-telemetry.js';
 import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
+import type { StoredResponse } from '../store/stored-response.js';
 import { TablesNotMigratedError } from '../store/table/tables-not-migrated.error.js';
-import { decideWork } from './outcome-decision.js';
-import { KeyReserver, type ReservationRules } from './reserve/key-reserver.js';
-import { carryOut } from './hold/carry-out.js';
-import { keyExecution } from './key-execution.js';
+import { type Conclusion, HeldRun } from './held-run.js';
+import { ShuttingDownError } from './key-drain.js';
 import { KeyTtls } from './key-ttls.js';
+import { awaitTurn } from './reserve/await-turn.js';
+import { KeyReserver } from './reserve/key-reserver.js';
 import type { RunOutcome, UnavailableReason } from './run-outcome.js';
-import { failureRecord, recordedResult, resultRecord } from './stored-result.js';
+import type { FailurePolicy, RunRules } from './run-rules.js';
+import { failureRecord, recordedResult, resultRecord, SUCCEEDED } from './stored-result.js';
 import { isTransientFailure } from './transient-failure.js';
 import { UnrecordableResultError } from './unrecordable-result.error.js';
-import type { StoredResponse } from '../store/stored-response.js';
+import { decideWork } from './work-decision.js';
 
 const logger = new Logger('Idempotency');
 
-/** What the core needs of an entry's settings to run work under a key. */
-export interface RunRules extends ReservationRules {
-  /** The work's name in events, metrics and logs (`Controller.method`, a consumer's or a call's name). */
-  readonly handler: string;
-  /** The broker a message entry names in its events; none for other entries. */
-  readonly transport?: string;
-}
+/** The outcome a reservation settles, on its span; a held key's comes with its record. */
+const RESERVED: Record<Reserved['kind'], TracedOutcome | undefined> = {
+  held: undefined,
+  completed: 'replayed',
+  mismatch: 'mismatch',
+  'in-progress': 'conflict',
+  unavailable: 'refused',
+};
 
-/** What the entry decides of a failure of the work. */
-export interface FailurePolicy {
-  /** Whether this failure (never the store's) is recorded, so that a retry gets it instead of running. */
-  recordFailure(error: unknown): boolean;
-  /** The attempts a recorded failure says were made. */
-  readonly attempts: number;
-}
-
-/** A failure is never recorded: the key is freed and the writes undone, and a retry runs the work again. */
-export const RELEASE_EVERY_FAILURE: FailurePolicy = { recordFailure: () => false, attempts: 1 };
+/** What reserving a key came to, for the entry that asked (each reported in the events already). */
+export type Reserved =
+  /** The key is this run's: the entry runs its work in it, and concludes it. */
+  | { kind: 'held'; run: HeldRun }
+  /** The key completed: the work does not run; `stored` is what it recorded, for the entry to answer with. */
+  | { kind: 'completed'; stored: StoredResponse }
+  /** The key was used with another payload: the work does not run. */
+  | { kind: 'mismatch' }
+  /** Another run holds the key right now (past wait mode's wait): try again later. */
+  | { kind: 'in-progress'; retryAfterSeconds?: number }
+  /** No key was taken, and why (the store unavailable, shutting down, an unreadable outcome, no key table). */
+  | { kind: 'unavailable'; error: unknown; reason: UnavailableReason };
 
 /**
  * The exactly-once core every entry runs its work through: the key reserved (the replay cache,
- * then the key's lock and row, in the entry's mode), the work run once with the key held (in
- * transactional mode inside the key's transaction, reachable by every tool), then its result
- * recorded and committed with the work's writes, or the key freed with the writes undone, as
- * `decideWork()` says. It tells the entry what happened; the entry maps that to its own answer.
+ * then the key's lock and row, in the entry's mode; wait mode's wait), in the
+ * `idempotency.reserve` span, with what it found reported; the work run once with the key held
+ * (`HeldRun`); then its result recorded and committed with the work's writes, or the key freed with
+ * the writes undone, as the entry decides. An entry with a plain result (a message, a job, a call)
+ * calls `run()`, which decides by `decideWork()`; the HTTP entry, whose outcome is the answer the
+ * platform writes, calls `reserve()` and concludes the `HeldRun` itself.
  */
 @Injectable()
 export class ExactlyOnce {
@@ -54,6 +59,7 @@ export class ExactlyOnce {
     private readonly events: IdempotencyEvents,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly ttls: KeyTtls,
+    private readonly telemetry: IdempotencyTelemetry,
   ) {}
 
   async run<T>(
@@ -62,32 +68,78 @@ export class ExactlyOnce {
     work: () => T | Promise<T>,
     policy: FailurePolicy,
   ): Promise<RunOutcome<Awaited<T>>> {
-    const { handler, transport } = rules;
-    const extending = this.ttls.report(request.ttlMs);
-    if (extending) await extending;
-    let reservation;
-    try {
-      reservation = await this.reserver.reserve(request, rules);
-    } catch (error) {
-      return { kind: 'unavailable', error, reason: this.refusal(error, rules) };
-    }
-    switch (reservation.kind) {
+    const reserved = this.remembered(request, rules) ?? (await this.reserve(request, rules));
+    switch (reserved.kind) {
       case 'held':
-        return this.runHeld(reservation.hold, request, rules, work, policy);
+        return this.runHeld(reserved.run, rules, work, policy);
       case 'completed': {
-        this.events.emit({ type: 'replayed', handler, status: reservation.response.status, transport });
-        const recorded = recordedResult(reservation.response);
+        const recorded = recordedResult(reserved.stored);
         return recorded.kind === 'failed'
           ? { kind: 'failed-before', error: recorded.error }
           : { kind: 'replayed', value: recorded.value };
       }
+      case 'in-progress':
+        return { kind: 'held', retryAfterSeconds: reserved.retryAfterSeconds };
+      default:
+        return reserved;
+    }
+  }
+
+  /**
+   * What this instance remembers of the key (a completed outcome, a mismatch), answered at once
+   * without a round trip; `undefined` when only `reserve()` can tell.
+   */
+  remembered(request: IdempotentRequest, rules: RunRules): Reserved | undefined {
+    const remembered = this.reserver.remembered(request);
+    if (!remembered) return undefined;
+    const span = this.telemetry.start('reserve', rules.handler, rules.mode);
+    const reserved = this.reported(
+      remembered.kind === 'completed' ? { kind: 'completed', stored: remembered.response } : remembered,
+      rules,
+    );
+    this.telemetry.end(span, RESERVED[reserved.kind]);
+    return reserved;
+  }
+
+  /** The key reserved in the entry's mode, and in wait mode waited for while another run holds it. */
+  async reserve(request: IdempotentRequest, rules: RunRules): Promise<Reserved> {
+    const span = this.telemetry.start('reserve', rules.handler, rules.mode);
+    let reserved: Reserved;
+    try {
+      const extending = this.ttls.report(request.ttlMs);
+      if (extending) await extending;
+      let reservation = await this.reserver.reserve(request, rules);
+      if (reservation.kind === 'in-progress' && rules.waitMs)
+        reservation = await awaitTurn(() => this.reserver.reserve(request, rules), rules.waitMs, reservation);
+      reserved =
+        reservation.kind === 'held'
+          ? { kind: 'held', run: new HeldRun(reservation.hold, request, rules, this.events, this.telemetry) }
+          : reservation.kind === 'completed'
+            ? { kind: 'completed', stored: reservation.response }
+            : reservation;
+    } catch (error) {
+      this.telemetry.end(span, 'refused', messageOf(error));
+      return { kind: 'unavailable', error, reason: this.refusal(error, rules) };
+    }
+    this.telemetry.end(span, RESERVED[reserved.kind]);
+    return this.reported(reserved, rules);
+  }
+
+  /** A reservation's finding, reported in the events (a replay in its own `idempotency.replay` span). */
+  private reported(reserved: Reserved, { handler, mode, transport }: RunRules): Reserved {
+    switch (reserved.kind) {
+      case 'completed':
+        this.events.emit({ type: 'replayed', handler, status: reserved.stored.status, transport });
+        this.telemetry.end(this.telemetry.start('replay', handler, mode), 'replayed');
+        break;
       case 'mismatch':
         this.events.emit({ type: 'mismatch', handler, transport });
-        return { kind: 'mismatch' };
+        break;
       case 'in-progress':
         this.events.emit({ type: 'in-progress', handler, transport });
-        return { kind: 'held', retryAfterSeconds: reservation.retryAfterSeconds };
+        break;
     }
+    return reserved;
   }
 
   /** Why no key was taken, said in the events and the log. */
@@ -112,26 +164,20 @@ export class ExactlyOnce {
   }
 
   private async runHeld<T>(
-    hold: KeyHold,
-    request: IdempotentRequest,
-    rules: RunRules,
+    run: HeldRun,
+    { handler, mode }: RunRules,
     work: () => T | Promise<T>,
     policy: FailurePolicy,
   ): Promise<RunOutcome<Awaited<T>>> {
-    const { handler, mode, transport } = rules;
     const startedAt = performance.now();
-    let settle!: () => void;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
     let value!: Awaited<T>;
     let failure: { error: unknown } | undefined;
     try {
-      value = await executionContext.run(keyExecution(request.scope, hold), () =>
-        hold.enterHandler(async () => work(), settled),
-      );
+      value = await run.enter(async () => work());
     } catch (error) {
       failure = { error };
     } finally {
-      settle();
+      run.settle(failure !== undefined);
     }
     let result: StoredResponse | undefined;
     if (failure === undefined) {
@@ -149,35 +195,24 @@ export class ExactlyOnce {
       !transient &&
       (policy.recordFailure(failure.error) || (mode === 'lease' && failure.error instanceof UnrecordableResultError));
     const decision = decideWork({ failed: failure !== undefined, transient, recordFailure });
-    const released = (reason: 'failed' | 'lease-lost') =>
-      this.events.emit({
-        type: 'released',
-        handler,
-        mode,
-        reason,
-        durationMs: performance.now() - startedAt,
-        transport,
-      });
-    const carried = await carryOut(hold, decision, () =>
+    const conclusion: Conclusion =
+      decision.action === 'release'
+        ? { ...decision, reason: 'failed' }
+        : { ...decision, status: failure ? undefined : SUCCEEDED };
+    const carried = await run.conclude(conclusion, () =>
       failure ? failureRecord(failure.error, policy.attempts) : result!,
     );
     switch (carried.kind) {
       case 'released':
-        released('failed');
         if (!transient) return { kind: 'failed', error: failure!.error };
         logger.error(`${handler}: its database work failed (nothing kept): ${messageOf(failure!.error)}`);
         return { kind: 'unavailable', error: failure!.error, reason: 'store' };
       case 'lost':
-        released('lease-lost');
         return { kind: 'lease-lost' };
       case 'failed':
-        logger.error(`${handler}: recording its outcome failed (nothing kept): ${messageOf(carried.error)}`);
-        released('failed');
         return { kind: 'unavailable', error: carried.error, reason: 'store' };
     }
-    const durationMs = performance.now() - startedAt;
-    if (failure) return { kind: 'failure-recorded', error: failure.error, durationMs };
-    this.events.emit({ type: 'executed', handler, mode, status: 200, durationMs, transport });
+    if (failure) return { kind: 'failure-recorded', error: failure.error, durationMs: performance.now() - startedAt };
     return { kind: 'executed', value };
   }
 }

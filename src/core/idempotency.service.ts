@@ -6,7 +6,8 @@ import { defined, type ExecutionOptions, executionSettings } from '../options/ex
 import type { IdempotencySettings } from '../options/settings.js';
 import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
 import { scopeKey } from '../key/scoped-key.js';
-import { ExactlyOnce, type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './exactly-once.js';
+import { ExactlyOnce } from './exactly-once.js';
+import { type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './run-rules.js';
 import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
 import type { RunOutcome } from './run-outcome.js';

@@ -1,7 +1,7 @@
 import type { StoredResponse } from '../store/stored-response.js';
 
 /** The status a recorded result carries: the work ran and its result is kept. */
-const SUCCEEDED = 200;
+export const SUCCEEDED = 200;
 /** The status of a recorded failure (the work failed, and the failure is kept instead of run again). */
 const FAILED = 500;
 

@@ -1,6 +1,7 @@
 import { type CallHandler, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { lastValueFrom, type Observable, of } from 'rxjs';
-import { ExactlyOnce, RELEASE_EVERY_FAILURE } from '../core/exactly-once.js';
+import { ExactlyOnce } from '../core/exactly-once.js';
+import { RELEASE_EVERY_FAILURE } from '../core/run-rules.js';
 import type { RunOutcome } from '../core/run-outcome.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { callerIdOf } from '../key/caller-id.js';

@@ -1,42 +1,20 @@
-import {
-  type CallHandler,
-  type ExecutionContext,
-  Inject,
-  Injectable,
-  Logger,
-  type NestInterceptor,
-} from '@nestjs/common';
+import { type CallHandler, type ExecutionContext, Inject, Injectable, type NestInterceptor } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { type Observable, of } from 'rxjs';
-import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
-import { ShuttingDownError } from '../core/key-drain.js';
+import { ExactlyOnce, type Reserved } from '../core/exactly-once.js';
+import type { UnavailableReason } from '../core/run-outcome.js';
 import { DatabaseHost } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { IdempotentRoutes } from './idempotent-routes.js';
 import type { IdempotencySettings, RouteSettings } from '../options/settings.js';
+import { IdempotentRoutes } from './idempotent-routes.js';
 import { readIdempotentRequest } from './parse/idempotent-request.js';
-import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { IdempotencyProblem, Problems } from './problems.js';
-import { OutcomeRecorder } from './run/outcome-recorder.js';
-import { KeyReserver } from '../core/reserve/key-reserver.js';
-import type { Reservation } from '../core/reserve/reservation.js';
-import { RetryAfterEstimate } from './retry-after.js';
-import { IdempotencyTelemetry, type TracedOutcome } from '../observe/telemetry/idempotency-telemetry.js';
-import { awaitTurn } from './wait-mode.js';
 import { withProblemHeaders } from './response/problem-headers.js';
-import { replaceResponse } from './response/response-capture.js';
 import { replayOf } from './response/replay.js';
+import { replaceResponse } from './response/response-capture.js';
+import { RetryAfterEstimate } from './retry-after.js';
 import { KeyRun } from './run/key-run.js';
-import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.error.js';
-import { TablesNotMigratedError } from '../store/table/tables-not-migrated.error.js';
-
-/** The outcome a reservation settles, on its span; a held key's comes with its record. */
-const RESERVED: Record<Reservation['kind'], TracedOutcome | undefined> = {
-  held: undefined,
-  completed: 'replayed',
-  mismatch: 'mismatch',
-  'in-progress': 'conflict',
-};
+import { OutcomeRecorder } from './run/outcome-recorder.js';
 
 /** Marks a request this interceptor already handles, with how it handles it (see `Handling`). */
 const HANDLED = Symbol('nestjs-pg-idempotency:handled');
@@ -62,16 +40,12 @@ type Handling = { kind: 'passing' } | { kind: 'running'; run: KeyRun } | { kind:
  */
 @Injectable()
 export class HttpEntry implements NestInterceptor {
-  private readonly logger = new Logger('Idempotency');
-
   constructor(
     @Inject(IDEMPOTENCY_SETTINGS) private readonly settings: IdempotencySettings,
     private readonly routes: IdempotentRoutes,
-    private readonly reserver: KeyReserver,
-    private readonly events: IdempotencyEvents,
+    private readonly core: ExactlyOnce,
     @Inject(DatabaseHost) private readonly host: DatabaseHost,
     private readonly retryAfter: RetryAfterEstimate,
-    private readonly telemetry: IdempotencyTelemetry,
   ) {}
 
   async intercept(context: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
@@ -96,84 +70,43 @@ export class HttpEntry implements NestInterceptor {
         request[HANDLED] = { kind: 'passing' } satisfies Handling;
         return next.handle();
       }
-      const reservation = this.rememberedTraced(idempotent, route) ?? (await this.reserveTraced(idempotent, route));
-      switch (reservation.kind) {
+      const reserved: Reserved =
+        this.core.remembered(idempotent, route) ?? (await this.core.reserve(idempotent, route));
+      switch (reserved.kind) {
         case 'held': {
-          const recorder = new OutcomeRecorder(this.settings, this.events, route, reservation.hold, this.telemetry);
-          const run = new KeyRun(route, recorder, idempotent, (error) => this.host.failureOf(error), this.telemetry);
+          const recorder = new OutcomeRecorder(this.settings, route, reserved.run);
+          const run = new KeyRun(route, recorder, (error) => this.host.failureOf(error));
           request[HANDLED] = { kind: 'running', run } satisfies Handling;
           return run.start(next, raw);
         }
-        case 'completed': {
-          const span = this.telemetry.start('replay', route.handler, route.mode);
-          this.events.emit({ type: 'replayed', handler: route.handler, status: reservation.response.status });
-          replaceResponse(raw, replayOf(reservation.response, this.settings.replayHeaders));
-          this.telemetry.end(span, 'replayed');
+        case 'completed':
+          replaceResponse(raw, replayOf(reserved.stored, this.settings.replayHeaders));
           return of(undefined);
-        }
         case 'mismatch':
-          this.events.emit({ type: 'mismatch', handler: route.handler });
           throw Problems.keyReused();
         case 'in-progress':
-          this.events.emit({ type: 'in-progress', handler: route.handler });
           throw Problems.keyInUse(
-            reservation.retryAfterSeconds ?? this.retryAfter.seconds(route.handler, route.retryAfterSeconds),
+            reserved.retryAfterSeconds ?? this.retryAfter.seconds(route.handler, route.retryAfterSeconds),
           );
+        case 'unavailable':
+          throw refusal(reserved.reason, route);
       }
     } catch (error) {
       throw error instanceof IdempotencyProblem ? withProblemHeaders(raw, error, route.problemLink) : error;
     }
   }
+}
 
-  /** What `KeyReserver.remembered()` answers at once, in its own `idempotency.reserve` span. */
-  private rememberedTraced(idempotent: IdempotentRequest, route: RouteSettings): Reservation | undefined {
-    const remembered = this.reserver.remembered(idempotent);
-    if (!remembered) return undefined;
-    this.telemetry.end(this.telemetry.start('reserve', route.handler, route.mode), RESERVED[remembered.kind]);
-    return remembered;
-  }
-
-  /**
-   * The key reserved, in the `idempotency.reserve` span, and in wait mode waited for while another
-   * request holds it.
-   */
-  private async reserveTraced(idempotent: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
-    const span = this.telemetry.start('reserve', route.handler, route.mode);
-    let reservation: Reservation;
-    try {
-      reservation = await this.reserve(idempotent, route);
-      if (reservation.kind === 'in-progress' && route.waitMs > 0) {
-        reservation = await awaitTurn(() => this.reserve(idempotent, route), route.waitMs, reservation);
-      }
-    } catch (error) {
-      this.telemetry.end(span, 'refused', (error as Error).message);
-      throw error;
-    }
-    this.telemetry.end(span, RESERVED[reservation.kind]);
-    return reservation;
-  }
-
-  private async reserve(request: IdempotentRequest, route: RouteSettings): Promise<Reservation> {
-    try {
-      return await this.reserver.reserve(request, route);
-    } catch (error) {
-      if (error instanceof ShuttingDownError) {
-        this.events.emit({ type: 'refused', handler: route.handler, reason: 'shutting-down' });
-        throw Problems.shuttingDown(route.retryAfterSeconds);
-      }
-      if (error instanceof UnreadableOutcomeError) {
-        this.events.emit({ type: 'refused', handler: route.handler, reason: 'outcome-unreadable' });
-        this.logger.error(`${route.handler}: ${error.message}; the request was answered 503 and nothing ran`);
-        throw Problems.outcomeUnreadable(route.retryAfterSeconds);
-      }
-      if (error instanceof TablesNotMigratedError) {
-        this.events.emit({ type: 'refused', handler: route.handler, reason: 'not-migrated' });
-        this.logger.error(`${route.handler}: ${error.message}; the request was answered 500 and nothing ran`);
-        throw Problems.storeNotMigrated();
-      }
-      this.events.emit({ type: 'refused', handler: route.handler, reason: 'store-unavailable' });
-      this.logger.error(`reserving an idempotency key failed: ${(error as Error).message}`);
-      throw Problems.storeUnavailable('reserving', route.retryAfterSeconds);
-    }
+/** The problem that answers a key not taken: 503 to retry later, but a missing key table's 500. */
+function refusal(reason: UnavailableReason, route: RouteSettings): IdempotencyProblem {
+  switch (reason) {
+    case 'shutting-down':
+      return Problems.shuttingDown(route.retryAfterSeconds);
+    case 'outcome-unreadable':
+      return Problems.outcomeUnreadable(route.retryAfterSeconds);
+    case 'not-migrated':
+      return Problems.storeNotMigrated();
+    case 'store':
+      return Problems.storeUnavailable('reserving', route.retryAfterSeconds);
   }
 }

@@ -10,7 +10,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { Idempotent, IdempotencyService, IdempotencyTransaction } from '../../src/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { writePayment } from '../support/common-routes.controller.js';
 import { paymentCount } from '../support/database.js';
@@ -129,6 +129,42 @@ describe.each(HTTP_PLATFORMS)("OpenTelemetry (the SDK's in-memory exporter), on 
     expect(named('idempotency.reserve')[0]!.attributes['idempotency.outcome']).toBe('conflict');
     release(heldKey);
     expect((await first).status).toBe(201);
+  });
+
+  it("IdempotencyService.run() makes the same spans: reserve, run (the work's own span under it) and record, then reserve and replay", async () => {
+    const idempotency = lab.app.get(IdempotencyService);
+    const scope = `traced-run-${newKey()}`;
+    let writes = 0;
+    const work = () =>
+      trace.getTracer('test-app').startActiveSpan('report.write', (span) => {
+        writes++;
+        span.end();
+        return { written: true };
+      });
+    const parent = trace.getTracer('test-job').startSpan('nightly job');
+    const first = await context.with(trace.setSpan(context.active(), parent), () =>
+      idempotency.run({ scope, key: 'day-1' }, work),
+    );
+    parent.end();
+    expect(first).toEqual({ kind: 'executed', value: { written: true } });
+    const [reserve] = named('idempotency.reserve');
+    const [run] = named('idempotency.run');
+    const [record] = named('idempotency.record');
+    for (const stage of [reserve, run, record]) {
+      expect(parentOf(stage!)).toBe(named('nightly job')[0]);
+      expect(stage!.attributes).toMatchObject({ 'idempotency.route': scope, 'idempotency.mode': 'transactional' });
+    }
+    expect(parentOf(named('report.write')[0]!)).toBe(run);
+    expect(record!.attributes['idempotency.outcome']).toBe('executed');
+    exporter.reset();
+    expect(await idempotency.run({ scope, key: 'day-1' }, work)).toEqual({
+      kind: 'replayed',
+      value: { written: true },
+    });
+    expect(named('idempotency.reserve')[0]!.attributes['idempotency.outcome']).toBe('replayed');
+    expect(named('idempotency.replay')[0]!.attributes['idempotency.outcome']).toBe('replayed');
+    expect(named('idempotency.run')).toEqual([]);
+    expect(writes).toBe(1);
   });
 
   it('counts requests by route and outcome through the OTel meter', async () => {

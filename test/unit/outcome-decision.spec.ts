@@ -1,12 +1,5 @@
-import {
-  afterRecording,
-  type Answer,
-  type Decision,
-  decide,
-  decideWork,
-  type Recording,
-  type WorkDecision,
-} from '../../src/core/outcome-decision.js';
+import type { Recording } from '../../src/core/hold/carry-out.js';
+import { type Answer, type Decision, decide, replacementAfter } from '../../src/http/run/outcome-decision.js';
 
 const record = (rollbackWrites: boolean): Decision => ({ action: 'record', rollbackWrites });
 const release = (
@@ -89,48 +82,14 @@ describe('decide(): what to do with an outcome', () => {
   });
 });
 
-describe('afterRecording(): what recording came to', () => {
-  it.each<[Recording, ReturnType<typeof afterRecording>]>([
-    [{ kind: 'recorded' }, { event: 'executed' }],
-    [{ kind: 'skipped' }, { event: 'executed' }],
-    [{ kind: 'lost' }, { event: 'released', reason: 'lease-lost', replaceWith: 'lease-taken-over' }],
-    [
-      { kind: 'failed', refused: true },
-      { event: 'released', reason: 'failed', replaceWith: 'outcome-refused' },
-    ],
-    [
-      { kind: 'failed', refused: false },
-      { event: 'released', reason: 'failed', replaceWith: 'store-unavailable' },
-    ],
+describe('replacementAfter(): the problem sent once recording ended', () => {
+  it.each<[Recording, ReturnType<typeof replacementAfter>]>([
+    [{ kind: 'recorded' }, undefined],
+    [{ kind: 'skipped' }, undefined],
+    [{ kind: 'lost' }, 'lease-taken-over'],
+    [{ kind: 'failed', refused: true }, 'outcome-refused'],
+    [{ kind: 'failed', refused: false }, 'store-unavailable'],
   ])('%j → %j', (recording, expected) => {
-    expect(afterRecording(recording)).toEqual(expected);
+    expect(replacementAfter(recording)).toBe(expected);
   });
-});
-
-describe('decideWork(): what to do when work run through the core (a message, a call) ended', () => {
-  const CASES_OF_WORK: Array<[failed: boolean, transient: boolean, recordFailure: boolean, expected: WorkDecision]> = [
-    [false, false, false, { action: 'record', rollbackWrites: false }],
-    [false, false, true, { action: 'record', rollbackWrites: false }],
-    [false, true, false, { action: 'record', rollbackWrites: false }],
-    [false, true, true, { action: 'record', rollbackWrites: false }],
-    [true, false, false, { action: 'release', keepWrites: false }],
-    [true, false, true, { action: 'record', rollbackWrites: true }],
-    [true, true, false, { action: 'release', keepWrites: false }],
-    [true, true, true, { action: 'release', keepWrites: false }],
-  ];
-
-  it('the table lists every combination once', () => {
-    expect(
-      new Set(CASES_OF_WORK.map(([failed, transient, recordFailure]) => `${failed}/${transient}/${recordFailure}`))
-        .size,
-    ).toBe(8);
-    expect(CASES_OF_WORK).toHaveLength(8);
-  });
-
-  it.each(CASES_OF_WORK)(
-    "failed %s, the store's failure %s, recordFailure asked %s",
-    (failed, transient, recordFailure, expected) => {
-      expect(decideWork({ failed, transient, recordFailure })).toEqual(expected);
-    },
-  );
 });

@@ -1,7 +1,13 @@
 import { RefusedByDatabaseError } from '../../hosts/database-failures.js';
 import type { StoredResponse } from '../../store/stored-response.js';
-import type { Recording } from '../outcome-decision.js';
 import type { KeyHold } from './key-hold.js';
+
+/** How recording went: the hold's completion, or the error it failed with. */
+export type Recording =
+  | { kind: 'recorded' | 'skipped' }
+  | { kind: 'lost' }
+  /** `refused`: PostgreSQL refused the transaction itself (a retry meets the same refusal). */
+  | { kind: 'failed'; refused: boolean };
 
 /** What to do with a held key, as a decision table says: free it, or record its outcome. */
 export type HoldDecision = { action: 'release'; keepWrites: boolean } | { action: 'record'; rollbackWrites: boolean };

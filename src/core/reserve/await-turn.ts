@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Reservation } from '../core/reserve/reservation.js';
+import type { Reservation } from './reservation.js';
 
 /**
  * Wait mode: asks again (`reserve`), with a growing, jittered pause (50 ms to 500 ms) and no

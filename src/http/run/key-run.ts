@@ -2,19 +2,14 @@ import { type CallHandler, Logger, StreamableFile } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
-import { keyExecution } from '../../core/key-execution.js';
 import { isTransientFailure } from '../../core/transient-failure.js';
 import type { DatabaseFailure } from '../../hosts/database-failures.js';
 import type { RouteSettings } from '../../options/settings.js';
-import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import { Problems } from '../problems.js';
-import type { Answer } from '../../core/outcome-decision.js';
+import type { Answer } from './outcome-decision.js';
 import type { OutcomeRecorder } from './outcome-recorder.js';
 import { withProblemHeaders } from '../response/problem-headers.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
-import { executionContext, type IdempotentExecution } from '../../hosts/execution-context.js';
-import type { IdempotencyTelemetry } from '../../observe/telemetry/idempotency-telemetry.js';
-import type { OtelSpan } from '../../observe/telemetry/open-telemetry.js';
 
 /**
  * How long a run whose client went away waits, once its handler settled, for the response to
@@ -56,25 +51,13 @@ type RunState =
  */
 export class KeyRun {
   private state: RunState = { kind: 'running' };
-  /** Resolves once the handler has settled. */
-  private readonly settled: Promise<void>;
-  private markSettled!: () => void;
-  /** What the handler's code finds in `executionContext`. */
-  private readonly execution: IdempotentExecution;
-  /** The `idempotency.run` span, while the handler runs (tracing on). */
-  private span?: OtelSpan;
 
   constructor(
     private readonly route: RouteSettings,
     private readonly recorder: OutcomeRecorder,
-    request: IdempotentRequest,
     /** What the handler's error says of the database (the host's `failureOf`). */
     private readonly failureOf: (error: unknown) => DatabaseFailure | undefined,
-    private readonly telemetry?: IdempotencyTelemetry,
-  ) {
-    this.settled = new Promise<void>((resolve) => (this.markSettled = resolve));
-    this.execution = keyExecution(request.scope, recorder.hold);
-  }
+  ) {}
 
   /**
    * Runs the handler. Its Observable is subscribed here, not only by Nest, so that the hold ends
@@ -87,7 +70,9 @@ export class KeyRun {
       raw,
       (captured) => this.responseEnded(captured),
       () =>
-        void this.settled.then(() => this.abandoned()).catch((error: Error) => logFailure('releasing a key', error)),
+        void this.recorder.run.settled
+          .then(() => this.abandoned())
+          .catch((error: Error) => logFailure('releasing a key', error)),
     );
     const outcome = new ReplaySubject<unknown>(1);
     let values = 0;
@@ -101,27 +86,24 @@ export class KeyRun {
       this.handlerSettled(true);
       outcome.error(error);
     };
-    const { hold } = this.recorder;
-    const { telemetry } = this;
-    this.span = telemetry?.start('run', this.route.handler, this.route.mode);
-    const handled = () =>
-      executionContext.run(this.execution, () => hold.enterHandler(() => next.handle(), this.settled));
-    subscription = (this.span ? telemetry!.within(this.span, handled) : handled()).subscribe({
-      next: (value) => {
-        if (stopped) return;
-        if (values++ > 0) return fail(withProblemHeaders(raw, Problems.severalValues(), this.route.problemLink));
-        if (value instanceof StreamableFile)
-          return fail(withProblemHeaders(raw, Problems.notReplayable('a StreamableFile'), this.route.problemLink));
-        outcome.next(value);
-      },
-      error: (error: unknown) => fail(this.handlerError(raw, error)),
-      complete: () => {
-        if (stopped) return;
-        stopped = true;
-        this.handlerSettled(false);
-        outcome.complete();
-      },
-    });
+    subscription = this.recorder.run
+      .enter(() => next.handle())
+      .subscribe({
+        next: (value) => {
+          if (stopped) return;
+          if (values++ > 0) return fail(withProblemHeaders(raw, Problems.severalValues(), this.route.problemLink));
+          if (value instanceof StreamableFile)
+            return fail(withProblemHeaders(raw, Problems.notReplayable('a StreamableFile'), this.route.problemLink));
+          outcome.next(value);
+        },
+        error: (error: unknown) => fail(this.handlerError(raw, error)),
+        complete: () => {
+          if (stopped) return;
+          stopped = true;
+          this.handlerSettled(false);
+          outcome.complete();
+        },
+      });
     if (stopped) subscription.unsubscribe();
     return outcome;
   }
@@ -133,14 +115,13 @@ export class KeyRun {
    */
   isEnteredFromWithin(): boolean {
     const { kind } = this.state;
-    return (kind === 'running' || kind === 'answered') && executionContext.getStore() === this.execution;
+    return (kind === 'running' || kind === 'answered') && this.recorder.run.isCurrent();
   }
 
   /** The handler completed or failed. */
   private handlerSettled(failed: boolean): void {
     const state = this.state;
-    this.markSettled();
-    if (this.span) this.telemetry!.end(this.span, undefined, failed ? 'the handler failed' : undefined);
+    this.recorder.run.settle(failed);
     if (state.kind === 'running') {
       this.state = { kind: 'settled', failed };
     } else if (state.kind === 'answered') {
@@ -163,7 +144,7 @@ export class KeyRun {
       return this.recorder.conclude(captured, 'after-handler', state.failed);
     }
     if (state.kind !== 'running') return Promise.resolve();
-    if (executionContext.getStore() === this.execution) {
+    if (this.recorder.run.isCurrent()) {
       const warning = setTimeout(() => this.warnHeldAnswer(), SELF_SENT_WARNING_MS).unref();
       return new Promise<ResponseReplacement | void>((resolve, reject) => {
         this.state = {

@@ -1,6 +1,9 @@
+import type { Recording } from '../../core/hold/carry-out.js';
+
 /**
- * What to do with a run's outcome: two pure functions, from what happened to what to do, so that
- * every case stands in one table (see the unit test beside it).
+ * What to do with an HTTP run's outcome: two pure functions, from what happened to what to do, so
+ * that every case stands in one table (test/unit/outcome-decision.spec.ts). The core carries the
+ * decision out (`HeldRun.conclude()`).
  */
 
 /**
@@ -73,64 +76,24 @@ export function decide({ answer, handlerFailed, status, storable, fits }: Outcom
   return { action: 'record', rollbackWrites: handlerFailed };
 }
 
-/** How recording went: the hold's completion, or the error it failed with. */
-export type Recording =
-  | { kind: 'recorded' | 'skipped' }
-  | { kind: 'lost' }
-  /** `refused`: PostgreSQL refused the transaction itself (a retry meets the same refusal). */
-  | { kind: 'failed'; refused: boolean };
-
-export type AfterRecording =
-  | { event: 'executed' }
-  | {
-      event: 'released';
-      reason: 'lease-lost' | 'failed';
-      replaceWith: Exclude<Replacement, 'failed-after-answer' | 'too-large'>;
-    };
-
 /**
- * - Recorded: the run executed.
- * - Lost (a lease taken over before its holder finished): nothing recorded, the newer holder's
- *   outcome stands; the client gets a 409, whose retry gets that outcome.
- * - Failed: the key is freed; a transaction PostgreSQL refused fails the same way on a retry (a
+ * The problem sent in place of the app's answer once recording ended:
+ * - recorded: none, the run executed;
+ * - lost (a lease taken over before its holder finished): nothing recorded, the newer holder's
+ *   outcome stands; the client gets a 409, whose retry gets that outcome;
+ * - failed: the key is freed; a transaction PostgreSQL refused fails the same way on a retry (a
  *   500 `outcome-not-recorded`), anything else is a 503 to retry later.
  */
-export function afterRecording(recording: Recording): AfterRecording {
+export function replacementAfter(
+  recording: Recording,
+): Exclude<Replacement, 'failed-after-answer' | 'too-large'> | undefined {
   switch (recording.kind) {
     case 'recorded':
     case 'skipped':
-      return { event: 'executed' };
+      return undefined;
     case 'lost':
-      return { event: 'released', reason: 'lease-lost', replaceWith: 'lease-taken-over' };
+      return 'lease-taken-over';
     case 'failed':
-      return {
-        event: 'released',
-        reason: 'failed',
-        replaceWith: recording.refused ? 'outcome-refused' : 'store-unavailable',
-      };
+      return recording.refused ? 'outcome-refused' : 'store-unavailable';
   }
-}
-
-/** How work run through the core (a message, a call) ended. */
-export interface WorkEnd {
-  failed: boolean;
-  /** The failure is the store's (the database unavailable, a race lost), not the work's. */
-  transient: boolean;
-  /** The entry asks that this failure be recorded (a message's last attempt; a call's `recordFailure`). */
-  recordFailure: boolean;
-}
-
-export type WorkDecision = { action: 'record'; rollbackWrites: boolean } | { action: 'release'; keepWrites: false };
-
-/**
- * - Work that returned: its result is recorded with its writes.
- * - A failure of the store's: the key is freed and the writes undone, never recorded (a retry runs
- *   it again), whatever the entry asks.
- * - A failure the entry asks to record: recorded, its writes undone (a retry gets the failure).
- * - Any other failure: the key is freed and the writes undone.
- */
-export function decideWork({ failed, transient, recordFailure }: WorkEnd): WorkDecision {
-  if (!failed) return { action: 'record', rollbackWrites: false };
-  if (transient || !recordFailure) return { action: 'release', keepWrites: false };
-  return { action: 'record', rollbackWrites: true };
 }
