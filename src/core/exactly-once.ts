@@ -8,7 +8,7 @@ import { UnreadableOutcomeError } from '../store/protect/unreadable-outcome.erro
 import type { StoredResponse } from '../store/stored-response.js';
 import { TablesNotMigratedError } from '../store/table/tables-not-migrated.error.js';
 import { type Conclusion, HeldRun } from './held-run.js';
-import { ShuttingDownError } from './key-drain.js';
+import { ShuttingDownError } from './gates/key-drain.js';
 import { KeyTtls } from './key-ttls.js';
 import { awaitTurn } from './reserve/await-turn.js';
 import { KeyReserver } from './reserve/key-reserver.js';

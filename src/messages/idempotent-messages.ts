@@ -2,10 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import type { IdempotentMessageOptions } from './message-options.js';
-import { type MessageOutcome, type Settlement, settlementOf } from './message-outcome.js';
+import { type MessageOutcome, type Settlement, settlementOf } from './message/message-outcome.js';
 import { MessageRunner } from './message-run.js';
 import { type MessageSettings, resolveMessageOptions } from './message-settings.js';
-import type { ReceivedMessage } from './received-message.js';
+import type { ReceivedMessage } from './message/received-message.js';
 import type { MessageDelivery } from './transports/message-delivery.js';
 
 /** What `consume()` did with one delivery, and what the consumer does with the message now. */

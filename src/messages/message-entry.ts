@@ -2,7 +2,7 @@ import { type CallHandler, type ExecutionContext, Injectable, type NestIntercept
 import { EMPTY, lastValueFrom, NEVER, type Observable, of, throwError } from 'rxjs';
 import { IdempotencyConfigurationError, IdempotencyError } from '../idempotency.errors.js';
 import { IdempotentMessageHandlers } from './idempotent-message-handlers.js';
-import { type MessageOutcome, settlementOf } from './message-outcome.js';
+import { type MessageOutcome, settlementOf } from './message/message-outcome.js';
 import { MessageRunner } from './message-run.js';
 import { deliveryOf } from './transports/deliveries.js';
 

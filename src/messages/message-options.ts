@@ -1,6 +1,6 @@
 import type { IdempotencyMode } from '../options/route-options.js';
 import type { Duration } from '../options/duration.js';
-import type { ReceivedMessage } from './received-message.js';
+import type { ReceivedMessage } from './message/received-message.js';
 
 /** Options of `@IdempotentMessage()` and of `IdempotentMessages.consume()`. Every field has a default. */
 export interface IdempotentMessageOptions {

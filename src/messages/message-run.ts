@@ -2,10 +2,10 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ExactlyOnce } from '../core/exactly-once.js';
 import type { RunOutcome } from '../core/run-outcome.js';
 import { IdempotencyEvents } from '../observe/events/idempotency-events.js';
-import type { MessageOutcome } from './message-outcome.js';
+import type { MessageOutcome } from './message/message-outcome.js';
 import type { MessageSettings } from './message-settings.js';
 import { isMalformed, readMessage } from './read-message.js';
-import type { ReceivedMessage } from './received-message.js';
+import type { ReceivedMessage } from './message/received-message.js';
 
 const logger = new Logger('IdempotentMessages');
 

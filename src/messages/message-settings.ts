@@ -4,7 +4,7 @@ import { defined, type ExecutionSettings, executionSettings } from '../options/e
 import type { IdempotencySettings } from '../options/settings.js';
 import type { KeyStorage } from '../key/scoped-key.js';
 import { type IdempotentMessageOptions, MESSAGE_DEFAULTS } from './message-options.js';
-import type { ReceivedMessage } from './received-message.js';
+import type { ReceivedMessage } from './message/received-message.js';
 
 /** A message handler's settings: its options over the module's, checked once. */
 export interface MessageSettings extends ExecutionSettings {

@@ -3,7 +3,7 @@ import { payloadFingerprint } from '../key/payload-fingerprint.js';
 import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
 import { scopeKey } from '../key/scoped-key.js';
 import type { MessageSettings } from './message-settings.js';
-import type { ReceivedMessage } from './received-message.js';
+import type { ReceivedMessage } from './message/received-message.js';
 
 /** A message the entry cannot de-duplicate, and why. */
 export interface MalformedMessage {

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ShuttingDownError } from '../../src/core/key-drain.js';
+import { ShuttingDownError } from '../../src/core/gates/key-drain.js';
 import { DatabaseUnavailableError, LostRaceError, RefusedByDatabaseError } from '../../src/hosts/database-failures.js';
 import { RolledBackAtCommitError } from '../../src/hosts/wire/commit-outcome.js';
 import { StatementsVanishedError } from '../../src/hosts/wire/statement-sender.js';

@@ -1,6 +1,6 @@
 import { parseIdempotencyKey } from '../../src/http/parse/key-source.js';
 import { acceptedKeys, type KeyFormat } from '../../src/key/key-format.js';
-import { IdempotencyProblem, ProblemType } from '../../src/http/problems.js';
+import { IdempotencyProblem, ProblemType } from '../../src/http/problems/problems.js';
 
 const UUID = '8e03978e-40d5-43e8-bc93-6894a57f9324';
 const UUID_V7 = '01932c07-209c-7a87-9a43-1e5d2b7c3f10';

@@ -1,7 +1,7 @@
 import type { MessageSettings } from '../../src/messages/message-settings.js';
-import { type MessageOutcome, settlementOf } from '../../src/messages/message-outcome.js';
+import { type MessageOutcome, settlementOf } from '../../src/messages/message/message-outcome.js';
 import { isMalformed, readMessage } from '../../src/messages/read-message.js';
-import type { ReceivedMessage } from '../../src/messages/received-message.js';
+import type { ReceivedMessage } from '../../src/messages/message/received-message.js';
 
 /** What the consumer does with a message, for every outcome of its delivery. */
 describe('settlementOf', () => {

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { IdempotencyError } from '../idempotency.errors.js';
+import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
+import { IdempotencyError } from '../../idempotency.errors.js';
 
 /** What the drain reads of the module's settings (`IdempotencySettings` has it). */
 interface DrainSettings {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import { ModuleReadiness } from '../module-readiness.js';
-import { type DrainedHold, KeyDrain } from '../key-drain.js';
+import { ModuleReadiness } from '../gates/module-readiness.js';
+import { type DrainedHold, KeyDrain } from '../gates/key-drain.js';
 import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';

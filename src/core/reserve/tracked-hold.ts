@@ -2,7 +2,7 @@ import type { CommittedEffect } from '../../hosts/execution-context.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from '../hold/key-hold.js';
-import type { DrainedHold, KeyDrain } from '../key-drain.js';
+import type { DrainedHold, KeyDrain } from '../gates/key-drain.js';
 import type { LocalHold, ReplayCache } from './replay-cache.js';
 
 /**

@@ -7,7 +7,7 @@ import {
   Logger,
 } from '@nestjs/common';
 import { STATUS_CODES } from 'node:http';
-import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../http/problems.js';
+import { IdempotencyProblem, PROBLEM_CONTENT_TYPE } from '../../http/problems/problems.js';
 
 /**
  * Answers every error of the demo as RFC 9457 `application/problem+json`: the module's own

@@ -1,4 +1,4 @@
-import { PROBLEM_CONTENT_TYPE, ProblemType } from '../problems.js';
+import { PROBLEM_CONTENT_TYPE, ProblemType } from '../problems/problems.js';
 
 /** What a route publishes of its key policy: the accepted format in words, and how long a key is kept. */
 export interface KeyPolicy {

@@ -2,7 +2,7 @@ import type { ExecutionContext } from '@nestjs/common';
 import { callerProblem, endpointTooLong, MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../../key/key-limits.js';
 import { callerIdOf } from '../../key/caller-id.js';
 import type { FingerprintOption } from '../../key/fingerprint.js';
-import { Problems } from '../problems.js';
+import { Problems } from '../problems/problems.js';
 import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/fingerprint.js';
 import type { AcceptedKeys } from '../../key/key-format.js';
 import { readKey, type RouteKeySource } from './key-source.js';

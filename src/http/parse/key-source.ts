@@ -4,7 +4,7 @@ import type { AcceptedKeys } from '../../key/key-format.js';
 import { keyOfValue } from '../../key/key-value.js';
 import { describe } from '../../options/checks.js';
 import type { KeySource } from '../../options/route-options.js';
-import { Problems } from '../problems.js';
+import { Problems } from '../problems/problems.js';
 import {
   IDEMPOTENCY_KEY_HEADER,
   isHeaderName,

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import type { IdempotencyProblem } from '../problems.js';
-import { PROBLEM_CONTENT_TYPE } from '../problems.js';
+import type { IdempotencyProblem } from './problems.js';
+import { PROBLEM_CONTENT_TYPE } from './problems.js';
 
 /**
  * A problem's headers (such as Retry-After), with the `Link` to the API's documentation of its

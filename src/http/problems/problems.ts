@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { type MalformedKey, refusalText } from '../key/key-header.js';
+import { type MalformedKey, refusalText } from '../../key/key-header.js';
 
 /** The stable `type` URI of every problem this module answers with (RFC 9457). */
 export enum ProblemType {

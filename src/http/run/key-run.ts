@@ -5,10 +5,10 @@ import { type Observable, ReplaySubject, type Subscription } from 'rxjs';
 import { isTransientFailure } from '../../core/transient-failure.js';
 import type { DatabaseFailure } from '../../hosts/database-failures.js';
 import type { RouteSettings } from '../../options/settings.js';
-import { Problems } from '../problems.js';
+import { Problems } from '../problems/problems.js';
 import type { Answer } from './outcome-decision.js';
 import type { OutcomeRecorder } from './outcome-recorder.js';
-import { withProblemHeaders } from '../response/problem-headers.js';
+import { withProblemHeaders } from '../problems/problem-headers.js';
 import { type CapturedResponse, captureResponse, type ResponseReplacement } from '../response/response-capture.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { HeldRun } from '../../core/held-run.js';
 import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';
-import { type IdempotencyProblem, Problems } from '../problems.js';
-import { problemHeaders } from '../response/problem-headers.js';
+import { type IdempotencyProblem, Problems } from '../problems/problems.js';
+import { problemHeaders } from '../problems/problem-headers.js';
 import { problemReplacement, toStoredResponse } from '../response/replay.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
 import { type Answer, decide, type Replacement, replacementAfter } from './outcome-decision.js';

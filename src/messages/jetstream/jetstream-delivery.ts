@@ -1,4 +1,4 @@
-import type { ReceivedMessage } from '../received-message.js';
+import type { ReceivedMessage } from '../message/received-message.js';
 import { type MessageDelivery, once } from '../transports/message-delivery.js';
 
 /** What the entry uses of a JetStream message (`JsMsg` of the `nats` client). */

@@ -1,5 +1,5 @@
-import type { Settlement } from '../message-outcome.js';
-import type { ReceivedMessage } from '../received-message.js';
+import type { Settlement } from '../message/message-outcome.js';
+import type { ReceivedMessage } from '../message/received-message.js';
 
 /**
  * One delivery of a message, as a transport hands it to the message entry: the message, and how

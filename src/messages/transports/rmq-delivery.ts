@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ReceivedMessage } from '../received-message.js';
+import type { ReceivedMessage } from '../message/received-message.js';
 import { type MessageDelivery, once } from './message-delivery.js';
 
 /** What the entry uses of an amqplib message (`ConsumeMessage`). */

@@ -5,7 +5,7 @@ import {
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { KeyDrain } from '../../core/key-drain.js';
+import { KeyDrain } from '../../core/gates/key-drain.js';
 import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import type { IdempotencyGauges } from '../../observe/events/idempotency-event.js';

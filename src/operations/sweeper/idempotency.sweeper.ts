@@ -8,7 +8,7 @@ import {
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KeyTtls } from '../../core/key-ttls.js';
-import { ModuleReadiness } from '../../core/module-readiness.js';
+import { ModuleReadiness } from '../../core/gates/module-readiness.js';
 import { IdempotencyEvents } from '../../observe/events/idempotency-events.js';
 import { DatabaseHost } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
