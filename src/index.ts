@@ -35,7 +35,12 @@ export {
 export { TablesNotMigratedError } from './store/table/tables-not-migrated.error.js';
 export { UnrecordableResultError } from './core/unrecordable-result.error.js';
 export { IdempotentMutationError, type MutationErrorCode } from './graphql/mutation-error.js';
-export { IdempotencyProblem, PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType } from './http/problems/problems.js';
+export {
+  IdempotencyProblem,
+  PROBLEM_CONTENT_TYPE,
+  type ProblemDetails,
+  ProblemType,
+} from './http/problems/problems.js';
 export type { Duration } from './options/duration.js';
 export { canonicalJson, type FingerprintOption, type FingerprintRequest } from './key/fingerprint.js';
 export type { KeyFormat } from './key/key-format.js';
