@@ -24,14 +24,14 @@ export {
   IDEMPOTENCY_CORS_EXPOSED_HEADERS,
   withIdempotencyCors,
 } from './http/idempotency.cors.js';
+export { IdempotencyConfigurationError, IdempotencyError } from './idempotency.errors.js';
 export {
-  IdempotencyConfigurationError,
-  IdempotencyError,
   IdempotentHandlersError,
+  MisplacedDecoratorError,
   NotAnHttpRouteError,
   SafeMethodRouteError,
   UnreplayableRouteError,
-} from './idempotency.errors.js';
+} from './bootstrap/idempotent-handlers.errors.js';
 export { TablesNotMigratedError } from './store/table/tables-not-migrated.error.js';
 export { UnrecordableResultError } from './core/unrecordable-result.error.js';
 export { IdempotentMutationError, type MutationErrorCode } from './graphql/mutation-error.js';
@@ -86,12 +86,8 @@ export type { MessageDelivery } from './messages/transports/message-delivery.js'
 export { type AmqpChannel, type AmqpMessage, ATTEMPT_HEADER, rmqDelivery } from './messages/transports/rmq-delivery.js';
 export { IdempotencyOutbox, type OutboxMessageToStage, OutboxStagingError } from './outbox/idempotency-outbox.js';
 export { OutboxRelay, type RelayRound } from './outbox/outbox-relay.js';
-export {
-  type OutboxMessage,
-  type OutboxOptions,
-  OutboxPublishError,
-  type OutboxPublisher,
-} from './options/outbox-options.js';
+export type { OutboxMessage, OutboxOptions, OutboxPublisher } from './options/outbox-options.js';
+export { OutboxPublishError } from './outbox/outbox-publish.error.js';
 export {
   type AmqpConfirmChannel,
   rabbitMqPublisher,

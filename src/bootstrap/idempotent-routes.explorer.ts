@@ -2,13 +2,13 @@ import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { IDEMPOTENT_MESSAGE, IDEMPOTENT_ROUTE } from '../idempotency.constants.js';
 import { IdempotentMessageHandlers } from '../messages/idempotent-message-handlers.js';
+import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import {
-  IdempotencyConfigurationError,
   IdempotentHandlersError,
-  NotAnHttpRouteError,
+  MisplacedDecoratorError,
   SafeMethodRouteError,
   UnreplayableRouteError,
-} from '../idempotency.errors.js';
+} from './idempotent-handlers.errors.js';
 import { IdempotentRoutes } from '../http/idempotent-routes.js';
 import { IdempotentMutations, resolverTypeOf } from '../graphql/idempotent-mutations.js';
 import { PATH_METADATA, PATTERN_METADATA } from '../http/route-check/nest-route-metadata.js';
@@ -20,7 +20,7 @@ import { safeMethodOf } from '../http/route-check/safe-method.js';
  * instead of the route's first request:
  * - `@Idempotent()` on a handler that is not an HTTP route (a message pattern, a provider's
  *   method), or `@IdempotentMessage()` on one that is not a message pattern:
- *   {@link NotAnHttpRouteError}, naming each;
+ *   {@link MisplacedDecoratorError}, naming each;
  * - `@Idempotent()` on a GET, HEAD or OPTIONS route: {@link SafeMethodRouteError} (by class, such
  *   routes are passed by);
  * - an `@Idempotent()` route (by method or by class) whose responses cannot be replayed:
@@ -94,7 +94,7 @@ export class IdempotentRoutesExplorer implements OnModuleInit {
         if (reason) problems.push(`${controller.name}.${name}: ${reason}`);
       }
     }
-    if (notHttp.length > 0) invalid.push(new NotAnHttpRouteError(notHttp));
+    if (notHttp.length > 0) invalid.push(new MisplacedDecoratorError(notHttp));
     if (safeRoutes.length > 0) invalid.push(new SafeMethodRouteError(safeRoutes));
     if (problems.length > 0) invalid.push(new UnreplayableRouteError(problems));
     if (invalid.length === 1) throw invalid[0];

@@ -12,6 +12,8 @@ import type { KeyHold } from './hold/key-hold.js';
 import { keyExecution } from './key-execution.js';
 import type { RunRules } from './run-rules.js';
 
+export type { Recording } from './hold/carry-out.js';
+
 const logger = new Logger('Idempotency');
 
 type ReleasedReason = Extract<IdempotencyEvent, { type: 'released' }>['reason'];

@@ -8,7 +8,14 @@ import type { Statement } from './database-host.js';
  * the commit succeeded.
  */
 export interface CommittedEffect {
+  /** The effect's write, run in the key's transaction before its commit (or alone, in lease mode). */
   statement(): Statement;
+  /**
+   * Lease mode: the key's recording (`recording`) and the effect's write as one statement, which
+   * writes the effect only when the recording is written (the lease still held) and returns one
+   * row whose `completed` is 1 then, 0 otherwise.
+   */
+  withRecording(recording: Statement): Statement;
   committed(): void;
 }
 

@@ -2,7 +2,6 @@ import { aBoolean, milliseconds, oneOf } from './checks.js';
 import { DEFAULT_MODE, MAX_LEASE_MS, MAX_TTL_MS, MIN_LEASE_MS } from './defaults.js';
 import type { Duration } from './duration.js';
 import type { IdempotencyMode } from './route-options.js';
-import type { IdempotencySettings } from './settings.js';
 
 /** What every entry's options say of how a key is held and kept: a route's, a message handler's, a call's. */
 export interface ExecutionOptions {
@@ -28,7 +27,10 @@ export interface ExecutionSettings {
  * An entry's execution settings: each option given (not `undefined`) checked, each other the
  * module's. Called inside the entry's `naming()`, so that an error names the handler.
  */
-export function executionSettings(module: IdempotencySettings, options: ExecutionOptions): ExecutionSettings {
+export function executionSettings(
+  module: Omit<ExecutionSettings, 'mode'>,
+  options: ExecutionOptions,
+): ExecutionSettings {
   return {
     ttlMs: options.ttl === undefined ? module.ttlMs : milliseconds(options.ttl, 'ttl', { minMs: 1, maxMs: MAX_TTL_MS }),
     mode: options.mode === undefined ? DEFAULT_MODE : oneOf(options.mode, ['transactional', 'lease'], 'mode'),

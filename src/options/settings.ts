@@ -4,7 +4,8 @@ import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
 import type { Redaction } from '../store/redaction.js';
 import { type AcceptedKeys, acceptedKeys, type KeyFormat } from '../key/key-format.js';
 import { defined, type ExecutionSettings, executionSettings } from './execution-settings.js';
-import { type OutboxSettings, outboxSettings } from './outbox-options.js';
+import type { OutboxSettings } from './outbox-options.js';
+import { outboxSettings } from './outbox-settings.js';
 import {
   aBoolean,
   aCaller,

@@ -27,9 +27,7 @@ export interface OutboxMessageToStage {
 }
 
 /** Thrown by `stage()` outside keyed work, or where it cannot stage (lease mode, after the work ended). */
-export class OutboxStagingError extends IdempotencyError {
-  override name = 'OutboxStagingError';
-}
+export class OutboxStagingError extends IdempotencyError {}
 
 /**
  * Stages messages in the key's transaction (a transactional outbox): inside an `@Idempotent()`

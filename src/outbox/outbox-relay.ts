@@ -8,7 +8,8 @@ import {
 import { randomBytes } from 'node:crypto';
 import { DatabaseHost, type Statement, type StatementResult } from '../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
-import { OutboxPublishError, type OutboxSettings } from '../options/outbox-options.js';
+import { type OutboxSettings } from '../options/outbox-options.js';
+import { OutboxPublishError } from './outbox-publish.error.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { CLAIM_MESSAGES, MARK_SENT, PUT_OFF, SWEEP_SENT } from '../store/outbox/outbox.sql.js';
 import { messageContent } from '../store/outbox/outbox-payloads.js';

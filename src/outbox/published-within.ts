@@ -1,4 +1,5 @@
-import { type OutboxMessage, OutboxPublishError, type OutboxPublisher } from '../options/outbox-options.js';
+import { type OutboxMessage, type OutboxPublisher } from '../options/outbox-options.js';
+import { OutboxPublishError } from './outbox-publish.error.js';
 
 /**
  * `publisher.publish(message)`, given up (rejected) once it has not settled within `ms`: past the

@@ -3,7 +3,9 @@ import type { CommittedEffect } from '../hosts/execution-context.js';
 import { deriveDownstreamKey } from '../key/downstream-key.js';
 import type { ScopedKey } from '../key/scoped-key.js';
 import { messageColumns } from '../store/outbox/outbox-payloads.js';
-import { STAGE_MESSAGES } from '../store/outbox/outbox.sql.js';
+import { IdempotencyError } from '../idempotency.errors.js';
+import { COMPLETE_LEASE_AND_STAGE, STAGE_MESSAGES } from '../store/outbox/outbox.sql.js';
+import { COMPLETE_LEASE } from '../store/table/record.sql.js';
 import type { StoredOutcomes } from '../store/protect/stored-outcomes.js';
 
 /** One message to stage. */
@@ -74,6 +76,12 @@ export class StagedMessages implements CommittedEffect {
         column('headers'),
       ],
     ];
+  }
+
+  /** Lease mode's recording (`COMPLETE_LEASE`) with the messages, in one statement. */
+  withRecording([recording, params]: Statement): Statement {
+    if (recording !== COMPLETE_LEASE) throw new IdempotencyError(`the outbox cannot stage with ${recording.name}`);
+    return [COMPLETE_LEASE_AND_STAGE, [...params, ...this.statement()[1]]];
   }
 
   committed(): void {

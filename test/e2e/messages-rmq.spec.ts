@@ -244,7 +244,9 @@ describeWith('rabbitmq')(
         );
       }
       manual.publish('ignored', undefined, randomUUID(), Buffer.from('{"caller": not json'));
-      await waitFor('the malformed one to be dead-lettered', async () => (await stats(consumer)).malformed === 1);
+      await waitFor('the malformed one to be counted', async () => (await stats(consumer)).malformed === 1);
+      // The count comes before the consumer's nack reaches the broker: the dead letter is waited for.
+      await waitFor('the malformed one to be dead-lettered', async () => (await manual.counts()).dead === 1);
       expect(await amounts(caller)).toEqual([7]);
       expect(await manual.counts()).toEqual({ ready: 0, dead: 1 });
       expect(consumer.output()).toMatch(

@@ -1,4 +1,4 @@
-import { IdempotencyConfigurationError, NotAnHttpRouteError } from '../../src/index.js';
+import { IdempotencyConfigurationError, MisplacedDecoratorError } from '../../src/index.js';
 import { bootstrapFailure, startLab } from '../support/apps.js';
 import { HybridController, MessageHandlerController, PaymentsResolver } from './non-http-handlers.controllers.js';
 
@@ -15,12 +15,12 @@ describe('@Idempotent() on a handler that is not an HTTP route fails the bootstr
       { providers: [PaymentsResolver] },
       'PaymentsResolver.createPayment',
     ],
-  ])('%s: a NotAnHttpRouteError naming it', async (_case, setup, handler) => {
+  ])('%s: a MisplacedDecoratorError naming it', async (_case, setup, handler) => {
     const failure = await bootstrapFailure(startLab({}, setup));
-    expect(failure).toBeInstanceOf(NotAnHttpRouteError);
+    expect(failure).toBeInstanceOf(MisplacedDecoratorError);
     expect(failure).toBeInstanceOf(IdempotencyConfigurationError);
-    expect((failure as Error).name).toBe('NotAnHttpRouteError');
-    expect((failure as NotAnHttpRouteError).handlers).toEqual([expect.stringContaining(handler)]);
+    expect((failure as Error).name).toBe('MisplacedDecoratorError');
+    expect((failure as MisplacedDecoratorError).handlers).toEqual([expect.stringContaining(handler)]);
     expect((failure as Error).message).toContain('remove it');
   });
 });

@@ -3,7 +3,7 @@ import {
   Idempotent,
   IdempotencyConfigurationError,
   IdempotentHandlersError,
-  NotAnHttpRouteError,
+  MisplacedDecoratorError,
   SafeMethodRouteError,
 } from '../../src/index.js';
 import { MessageHandlerController } from './non-http-handlers.controllers.js';
@@ -91,7 +91,7 @@ describe('several misuses in one app', () => {
     const { errors, message } = failure as IdempotentHandlersError;
     expect(errors.map((error) => error.constructor)).toEqual([
       IdempotencyConfigurationError,
-      NotAnHttpRouteError,
+      MisplacedDecoratorError,
       SafeMethodRouteError,
     ]);
     expect(message).toContain('3 problems');

@@ -10,7 +10,10 @@ import {
   IdempotencyError,
   KeyConsoleInputError,
   KeyNotFoundError,
+  MisplacedDecoratorError,
   NotAnHttpRouteError,
+  OutboxPublishError,
+  OutboxStagingError,
   UnreadableOutcomeError,
 } from '../../src/index.js';
 import { MessageNotAnsweredError } from '../../src/messages/message-entry.js';
@@ -34,9 +37,31 @@ describe('one error base: every error of the module is an IdempotencyError', () 
     expect(bare).toEqual([]);
   });
 
+  it('no error of the module sets its own name by hand: the base sets it from the class (a job settlement takes the name BullMQ reads)', () => {
+    const files = (readdirSync('src', { recursive: true }) as string[]).filter(
+      (file) =>
+        file.endsWith('.ts') &&
+        !OWN_BASE.includes(file) &&
+        !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
+    );
+    const named = files.filter((file) => {
+      const text = readFileSync(join('src', file), 'utf8');
+      return /\bextends \w+Error\b/.test(text) && /\b(?:override name|this\.name) = '/.test(text);
+    });
+    expect(named).toEqual([]);
+  });
+
+  it('NotAnHttpRouteError, its former name, is the same class (an alias until the next major)', () => {
+    const error = new NotAnHttpRouteError(['A.b']);
+    expect(error).toBeInstanceOf(MisplacedDecoratorError);
+    expect(new MisplacedDecoratorError(['A.b'])).toBeInstanceOf(NotAnHttpRouteError);
+  });
+
   it.each<[string, Error]>([
     ['IdempotencyConfigurationError', new IdempotencyConfigurationError('set the pool option')],
-    ['NotAnHttpRouteError', new NotAnHttpRouteError(['A.b'])],
+    ['MisplacedDecoratorError', new MisplacedDecoratorError(['A.b'])],
+    ['OutboxPublishError', new OutboxPublishError('no queue is bound')],
+    ['OutboxStagingError', new OutboxStagingError('outside keyed work')],
     ['NewTransactionInKeyError', new NewTransactionInKeyError()],
     ['DatabaseUnavailableError', new DatabaseUnavailableError(new Error('connection terminated'), '57P01')],
     ['LostRaceError', new LostRaceError(new Error('deadlock detected'), '40P01')],

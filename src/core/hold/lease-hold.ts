@@ -1,12 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { performance } from 'node:perf_hooks';
-import type { SqlStatement, StatementResult, DatabaseHost } from '../../hosts/database-host.js';
+import type { DatabaseHost, Statement, StatementResult } from '../../hosts/database-host.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { StoredOutcomes } from '../../store/protect/stored-outcomes.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import type { Completion, KeyHold } from './key-hold.js';
 import { COMPLETE_LEASE, RELEASE_LEASE, RENEW_LEASE } from '../../store/table/record.sql.js';
-import { COMPLETE_LEASE_AND_STAGE, STAGE_MESSAGES } from '../../store/outbox/outbox.sql.js';
 import type { CommittedEffect } from '../../hosts/execution-context.js';
 import { IdempotencyError } from '../../idempotency.errors.js';
 
@@ -58,8 +57,8 @@ export class LeaseHold implements KeyHold {
   }
 
   /**
-   * Lease mode writes the outbox's staged messages (`STAGE_MESSAGES` effects, the only ones it
-   * takes) in the recording's own statement, only while the lease holds; none when the work failed.
+   * Lease mode writes an effect (the outbox's staged messages, one per run) in the recording's own
+   * statement (`withRecording()`), only while the lease holds; none when the work failed.
    */
   readonly addEffect = (effect: CommittedEffect): void => {
     if (this.ended) throw new IdempotencyError('the lease has ended: nothing more is written with its outcome');
@@ -81,40 +80,34 @@ export class LeaseHold implements KeyHold {
       body,
       ttlMs,
     ];
-    const staged = handlerFailed ? undefined : this.stagedParams();
-    if (staged === undefined) {
-      const { rowCount } = await this.run('recording the outcome', COMPLETE_LEASE, params);
+    const effect = handlerFailed ? undefined : this.effect();
+    if (effect === undefined) {
+      const { rowCount } = await this.run('recording the outcome', [COMPLETE_LEASE, params]);
       return rowCount === 1 ? 'recorded' : 'lost';
     }
-    const { rows } = await this.run('recording the outcome', COMPLETE_LEASE_AND_STAGE, [...params, ...staged]);
+    const { rows } = await this.run('recording the outcome', effect.withRecording([COMPLETE_LEASE, params]));
     if (rows[0].completed !== 1) return 'lost';
-    for (const effect of this.effects) effect.committed();
+    effect.committed();
     return 'recorded';
   }
 
   async release(keepWrites = false): Promise<void> {
     if (this.ended) return;
     this.end();
-    const staged = keepWrites ? this.stagedParams() : undefined;
-    if (staged !== undefined) {
-      // The work's writes stay (a success not stored): its messages go too, before the key is freed.
-      await this.run('staging messages', STAGE_MESSAGES, staged);
-      for (const effect of this.effects) effect.committed();
+    const effect = keepWrites ? this.effect() : undefined;
+    if (effect !== undefined) {
+      // The work's writes stay (a success not stored): its effect is written too, before the key is freed.
+      await this.run('writing its effects', effect.statement());
+      effect.committed();
     }
     const { key, caller, endpoint } = this.request.scope.row;
-    await this.run('releasing the key', RELEASE_LEASE, [key, caller, endpoint, this.token]);
+    await this.run('releasing the key', [RELEASE_LEASE, [key, caller, endpoint, this.token]]);
   }
 
-  /** The staged messages' six column arrays (`STAGE_MESSAGES`'s parameters), or none. */
-  private stagedParams(): unknown[][] | undefined {
-    if (this.effects.length === 0) return undefined;
-    const columns: unknown[][] = [[], [], [], [], [], []];
-    for (const effect of this.effects) {
-      const [statement, params] = effect.statement();
-      if (statement !== STAGE_MESSAGES) throw new IdempotencyError(`lease mode cannot write ${statement.name}`);
-      params.forEach((values, index) => columns[index].push(...(values as unknown[])));
-    }
-    return columns;
+  /** The run's effect, if any: lease mode writes one at most (the outbox adds one per run). */
+  private effect(): CommittedEffect | undefined {
+    if (this.effects.length > 1) throw new IdempotencyError('lease mode writes one effect per run');
+    return this.effects[0];
   }
 
   /**
@@ -124,8 +117,8 @@ export class LeaseHold implements KeyHold {
    * answer, for as long as the operating system keeps the socket. A statement given up may still
    * have run; the fencing token keeps it harmless.
    */
-  private run(what: string, statement: SqlStatement, params: unknown[]): Promise<StatementResult> {
-    return this.host.runOnOwnPool(what, [statement, params], { timeoutMs: Math.max(1, Math.floor(this.leaseMs / 3)) });
+  private run(what: string, statement: Statement): Promise<StatementResult> {
+    return this.host.runOnOwnPool(what, statement, { timeoutMs: Math.max(1, Math.floor(this.leaseMs / 3)) });
   }
 
   /** Renews no more: the lease ends by itself, as a dead holder's does (the drain, past its bound). */
@@ -147,12 +140,9 @@ export class LeaseHold implements KeyHold {
       const sentAt = performance.now();
       // A renewal given up (see run) is tried again at the next third, on another connection,
       // instead of blocking every later renewal.
-      const { rowCount } = await this.run('the renewal', RENEW_LEASE, [
-        key,
-        caller,
-        endpoint,
-        this.token,
-        this.leaseMs,
+      const { rowCount } = await this.run('the renewal', [
+        RENEW_LEASE,
+        [key, caller, endpoint, this.token, this.leaseMs],
       ]);
       if (rowCount === 1) this.onRenewed(sentAt + this.leaseMs);
       else if (!this.ended) {

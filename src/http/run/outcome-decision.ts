@@ -1,4 +1,4 @@
-import type { Recording } from '../../core/hold/carry-out.js';
+import type { Recording } from '../../core/held-run.js';
 
 /**
  * What to do with an HTTP run's outcome: two pure functions, from what happened to what to do, so

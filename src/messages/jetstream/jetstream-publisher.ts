@@ -1,5 +1,6 @@
 import { type JetStreamClient, headers as natsHeaders } from 'nats';
-import { type OutboxMessage, OutboxPublishError, type OutboxPublisher } from '../../options/outbox-options.js';
+import { type OutboxMessage, type OutboxPublisher } from '../../options/outbox-options.js';
+import { OutboxPublishError } from '../../outbox/outbox-publish.error.js';
 
 /** What the publisher uses of a `nats` JetStream client (`connection.jetstream()`). */
 export type JetStreamPublishing = Pick<JetStreamClient, 'publish'>;

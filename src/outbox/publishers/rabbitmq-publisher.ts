@@ -1,4 +1,5 @@
-import { type OutboxMessage, OutboxPublishError, type OutboxPublisher } from '../../options/outbox-options.js';
+import { type OutboxMessage, type OutboxPublisher } from '../../options/outbox-options.js';
+import { OutboxPublishError } from '../outbox-publish.error.js';
 
 /** What the publisher uses of an amqplib `ConfirmChannel` (`connection.createConfirmChannel()`). */
 export interface AmqpConfirmChannel {

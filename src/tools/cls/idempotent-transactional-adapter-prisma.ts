@@ -1,10 +1,13 @@
 import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
 import { DatabaseHost } from '../../hosts/database-host.js';
-import type { IdempotentPrisma } from '../prisma/idempotent-prisma.js';
-import type { PrismaClientLike } from '../prisma/self-check.js';
 import { joinAsSavepoint } from './join-as-savepoint.js';
 import { enterKeyTransaction, keyAwareTransactions } from './key-transactions.js';
-import { type PrismaTransactionOptions, prismaTransactions } from './prisma-transactions.js';
+import {
+  type KeyAwarePrisma,
+  type PrismaTransactionClient,
+  type PrismaTransactionOptions,
+  prismaTransactions,
+} from './prisma-transactions.js';
 import { checkKeyTransactions } from './self-check.js';
 
 /** Options of `IdempotentTransactionalAdapterPrisma`. */
@@ -32,18 +35,18 @@ export interface IdempotentTransactionalAdapterPrismaOptions {
  * transaction; the app refuses to start otherwise.
  */
 export class IdempotentTransactionalAdapterPrisma<
-  Client extends PrismaClientLike = PrismaClientLike,
-> implements TransactionalAdapter<IdempotentPrisma<Client>, Client, PrismaTransactionOptions> {
+  Client extends PrismaTransactionClient = PrismaTransactionClient,
+> implements TransactionalAdapter<KeyAwarePrisma<Client>, Client, PrismaTransactionOptions> {
   readonly connectionToken: any;
   readonly defaultTxOptions?: Partial<PrismaTransactionOptions>;
   readonly extraProviderTokens = [DatabaseHost];
   readonly optionsFactory: TransactionalAdapter<
-    IdempotentPrisma<Client>,
+    KeyAwarePrisma<Client>,
     Client,
     PrismaTransactionOptions
   >['optionsFactory'];
   private readonly connectionName?: string;
-  private given?: { database: DatabaseHost; prisma: IdempotentPrisma<Client> };
+  private given?: { database: DatabaseHost; prisma: KeyAwarePrisma<Client> };
 
   constructor(options: IdempotentTransactionalAdapterPrismaOptions) {
     this.connectionToken = options.prismaInjectionToken;

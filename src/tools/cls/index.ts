@@ -12,4 +12,4 @@ export {
   IdempotentTransactionalAdapterPrisma,
   type IdempotentTransactionalAdapterPrismaOptions,
 } from './idempotent-transactional-adapter-prisma.js';
-export type { PrismaTransactionOptions } from './prisma-transactions.js';
+export type { KeyAwarePrisma, PrismaTransactionClient, PrismaTransactionOptions } from './prisma-transactions.js';

@@ -1,6 +1,23 @@
-import type { IdempotentPrisma } from '../prisma/idempotent-prisma.js';
-import type { PrismaClientLike } from '../prisma/self-check.js';
+import type { HandlerScope } from '../../hosts/database-host.js';
 import type { ToolTransactions } from './key-transactions.js';
+
+/** A Prisma client as the adapter uses it (a `PrismaClient`, extended or not). */
+export interface PrismaTransactionClient {
+  $queryRawUnsafe(query: string, ...values: any[]): PromiseLike<any>;
+  $transaction(...args: any[]): PromiseLike<any>;
+}
+
+/**
+ * What the adapter uses of `IdempotentPrisma` (`nestjs-pg-idempotency/prisma`), said here by its
+ * shape, so that one subpath entry does not import another: the client (the key's inside an
+ * `@Idempotent()` request, the app's elsewhere), whether the key's is active, and the scope its
+ * key transactions run in.
+ */
+export interface KeyAwarePrisma<Client> {
+  readonly client: Client;
+  readonly isActive: boolean;
+  useHandlerScope(scope: HandlerScope): void;
+}
 
 /** The options of a Prisma interactive `$transaction()`. */
 export interface PrismaTransactionOptions {
@@ -14,8 +31,8 @@ export interface PrismaTransactionOptions {
  * client: the key's client inside an `@Idempotent()` request (its `$transaction()` a savepoint of
  * the key's transaction), the app's elsewhere; a nested one is Prisma's own nested `$transaction()`.
  */
-export function prismaTransactions<Client extends PrismaClientLike>(
-  prisma: IdempotentPrisma<Client>,
+export function prismaTransactions<Client extends PrismaTransactionClient>(
+  prisma: KeyAwarePrisma<Client>,
 ): ToolTransactions<Client, PrismaTransactionOptions> {
   return {
     keyTx: () => (prisma.isActive ? prisma.client : undefined),
