@@ -4,11 +4,11 @@ import { IdempotencyConfigurationError } from '../idempotency.errors.js';
 import { naming } from '../options/checks.js';
 import { defined, type ExecutionOptions, executionSettings } from '../options/execution-settings.js';
 import type { IdempotencySettings } from '../options/settings.js';
-import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
-import { scopeKey } from '../key/scoped-key.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
+import { buildRequest, ENDPOINT_PREFIXES, isRefusal } from '../key/request-builder.js';
 import { ExactlyOnce } from './exactly-once.js';
 import { type FailurePolicy, RELEASE_EVERY_FAILURE, type RunRules } from './run-rules.js';
-import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
 import type { RunOutcome } from './run-outcome.js';
 
@@ -39,9 +39,6 @@ export interface IdempotentCall extends ExecutionOptions {
 
 /** The results of {@link IdempotencyService.run}: what happened, and the result where there is one. */
 export type IdempotentCallResult<T> = RunOutcome<T>;
-
-/** How a call's endpoint begins: its scope follows. */
-const ENDPOINT_PREFIX = 'CALL ';
 
 const RECORD_EVERY_FAILURE: FailurePolicy = { recordFailure: () => true, attempts: 1 };
 
@@ -86,23 +83,32 @@ export class IdempotencyService {
   private read(call: IdempotentCall): { request: IdempotentRequest; rules: RunRules; policy: FailurePolicy } {
     return naming(`IdempotencyService.run() in scope ${JSON.stringify(call?.scope)}`, () => {
       const { scope, key, caller = '', payload, recordFailure = false } = call;
-      const wrongKey = keyProblem(key);
-      if (wrongKey !== undefined)
-        throw new IdempotencyConfigurationError(`the key ${wrongKey === 'missing' ? 'is missing' : wrongKey}`);
-      if (typeof caller !== 'string' || callerProblem(caller) !== undefined)
-        throw new IdempotencyConfigurationError(callerProblem(String(caller)) ?? 'the caller is not a string');
-      const endpoint = `${ENDPOINT_PREFIX}${scope}`;
-      if (typeof scope !== 'string' || scope === '' || endpointTooLong(endpoint)) {
-        throw new IdempotencyConfigurationError(
-          `the scope must be a name of 1 to ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes`,
-        );
-      }
+      const wrongScope = `the scope must be a name of 1 to ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIXES.call.length} bytes`;
+      if (typeof scope !== 'string' || scope === '') throw new IdempotencyConfigurationError(wrongScope);
       const execution = executionSettings(this.settings, defined(call));
-      const request = idempotentRequest(
-        scopeKey(key, caller, endpoint, this.settings.keyStorage),
-        execution.ttlMs,
-        () => payloadFingerprint(payload),
-      );
+      const request = buildRequest({
+        key,
+        caller,
+        anonymous: 'shared',
+        endpoint: { prefix: ENDPOINT_PREFIXES.call, name: scope },
+        ttlMs: execution.ttlMs,
+        keyStorage: this.settings.keyStorage,
+        fingerprint: () => payloadFingerprint(payload),
+      });
+      if (isRefusal(request)) {
+        switch (request.refused) {
+          case 'key':
+            throw new IdempotencyConfigurationError(
+              `the key ${request.problem === 'missing' ? 'is missing' : request.problem}`,
+            );
+          case 'endpoint':
+            throw new IdempotencyConfigurationError(wrongScope);
+          default:
+            throw new IdempotencyConfigurationError(
+              `the caller is not a string of at most ${MAX_CALLER_BYTES} bytes that PostgreSQL can store`,
+            );
+        }
+      }
       const policy =
         typeof recordFailure === 'function'
           ? { recordFailure, attempts: 1 }

@@ -5,10 +5,9 @@ import { RELEASE_EVERY_FAILURE } from '../core/run-rules.js';
 import type { RunOutcome } from '../core/run-outcome.js';
 import { IDEMPOTENCY_SETTINGS } from '../idempotency.constants.js';
 import { callerIdOf } from '../key/caller-id.js';
-import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
-import { callerProblem, endpointTooLong, MAX_CALLER_BYTES } from '../key/key-limits.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
-import { scopeKey } from '../key/scoped-key.js';
+import { buildRequest, ENDPOINT_PREFIXES, isRefusal } from '../key/request-builder.js';
 import type { IdempotencySettings } from '../options/settings.js';
 import { IdempotentMutations, type MutationSettings } from './idempotent-mutations.js';
 import { IdempotentMutationError } from './mutation-error.js';
@@ -26,9 +25,6 @@ interface GraphqlContext {
   readonly req?: any;
   readonly reply?: { header?(name: string, value: string): unknown };
 }
-
-/** How a mutation's endpoint begins: its type and field follow (`GRAPHQL Mutation.createPayment`). */
-const ENDPOINT_PREFIX = 'GRAPHQL ';
 
 /**
  * The GraphQL entry: an `@Idempotent()` mutation field (Apollo, Mercurius) → `ExactlyOnce.run()`
@@ -99,23 +95,31 @@ export class GraphqlEntry {
         `the mutation ${info.fieldName} needs an idempotency key (${mutation.keys.text}) in ${where}`,
       );
     }
-    const caller = callerIdOf(mutation.caller(httpRequest ?? {}, context));
-    if (caller === '' && this.settings.anonymousCallers === 'reject')
-      throw new IdempotentMutationError(
-        'UNAUTHENTICATED',
-        'an idempotency key belongs to a caller, and this request has none',
-      );
-    if (callerProblem(caller) !== undefined)
-      throw new IdempotentMutationError(
-        'UNAUTHENTICATED',
-        `the caller's id is not a string of at most ${MAX_CALLER_BYTES} bytes that PostgreSQL can store`,
-      );
-    const endpoint = `${ENDPOINT_PREFIX}${info.parentType.name}.${info.fieldName}`;
-    if (endpointTooLong(endpoint))
-      throw new IdempotentMutationError('IDEMPOTENCY_KEY_INVALID', 'the mutation’s name is too long for a key');
-    return idempotentRequest(scopeKey(key, caller, endpoint, this.settings.keyStorage), mutation.ttlMs, () =>
-      payloadFingerprint(args ?? {}),
-    );
+    const request = buildRequest({
+      key,
+      keyChecked: true,
+      caller: callerIdOf(mutation.caller(httpRequest ?? {}, context)),
+      anonymous: this.settings.anonymousCallers,
+      endpoint: { prefix: ENDPOINT_PREFIXES.mutation, name: `${info.parentType.name}.${info.fieldName}` },
+      ttlMs: mutation.ttlMs,
+      keyStorage: this.settings.keyStorage,
+      fingerprint: () => payloadFingerprint(args ?? {}),
+    });
+    if (!isRefusal(request)) return request;
+    switch (request.refused) {
+      case 'anonymous':
+        throw new IdempotentMutationError(
+          'UNAUTHENTICATED',
+          'an idempotency key belongs to a caller, and this request has none',
+        );
+      case 'caller':
+        throw new IdempotentMutationError(
+          'UNAUTHENTICATED',
+          `the caller's id is not a string of at most ${request.maxBytes} bytes that PostgreSQL can store`,
+        );
+      default:
+        throw new IdempotentMutationError('IDEMPOTENCY_KEY_INVALID', 'the mutation’s name is too long for a key');
+    }
   }
 
   /** The field's value, or the error it answers with. */

@@ -40,8 +40,3 @@ export function callerProblem(caller: string): string | undefined {
   }
   return undefined;
 }
-
-/** Whether `endpoint` is longer than a row keeps. */
-export function endpointTooLong(endpoint: string): boolean {
-  return Buffer.byteLength(endpoint) > MAX_ENDPOINT_LENGTH;
-}

@@ -1,7 +1,7 @@
-import { callerProblem, endpointTooLong, keyProblem, MAX_ENDPOINT_LENGTH } from '../key/key-limits.js';
+import type { IdempotentRequest } from '../key/idempotent-request.js';
+import { MAX_CALLER_BYTES } from '../key/key-limits.js';
 import { payloadFingerprint } from '../key/payload-fingerprint.js';
-import { type IdempotentRequest, idempotentRequest } from '../key/idempotent-request.js';
-import { scopeKey } from '../key/scoped-key.js';
+import { buildRequest, ENDPOINT_PREFIXES, isRefusal } from '../key/request-builder.js';
 import type { MessageSettings } from './message-settings.js';
 import type { ReceivedMessage } from './message/received-message.js';
 
@@ -9,9 +9,6 @@ import type { ReceivedMessage } from './message/received-message.js';
 export interface MalformedMessage {
   malformed: string;
 }
-
-/** How a message's endpoint begins: its pattern follows. */
-const ENDPOINT_PREFIX = 'MESSAGE ';
 
 /**
  * The idempotent request a message stands for: its key (the broker's id, or the handler's `key`
@@ -21,26 +18,32 @@ const ENDPOINT_PREFIX = 'MESSAGE ';
  */
 export function readMessage(message: ReceivedMessage, settings: MessageSettings): IdempotentRequest | MalformedMessage {
   if (message.malformed !== undefined) return { malformed: message.malformed };
-  const key = settings.keyOf(message);
-  const wrongKey = keyProblem(key);
-  if (wrongKey !== undefined) {
-    return {
-      malformed:
-        wrongKey === 'missing'
-          ? "the message has no key (its message id, or the handler's key function, gave none)"
-          : `the message's key ${wrongKey}`,
-    };
+  const built = buildRequest({
+    key: settings.keyOf(message),
+    caller: settings.tenantOf(message) ?? '',
+    anonymous: 'shared',
+    endpoint: { prefix: ENDPOINT_PREFIXES.message, name: message.pattern },
+    ttlMs: settings.ttlMs,
+    keyStorage: settings.keyStorage,
+    fingerprint: () => payloadFingerprint(message.data),
+  });
+  if (!isRefusal(built)) return built;
+  switch (built.refused) {
+    case 'key':
+      return {
+        malformed:
+          built.problem === 'missing'
+            ? "the message has no key (its message id, or the handler's key function, gave none)"
+            : `the message's key ${built.problem}`,
+      };
+    case 'endpoint':
+      return { malformed: `the message's pattern is longer than ${built.maxNameBytes} bytes` };
+    case 'anonymous':
+    case 'caller':
+      return {
+        malformed: `the message's tenant is not a string of at most ${MAX_CALLER_BYTES} bytes that PostgreSQL can store`,
+      };
   }
-  const tenant = settings.tenantOf(message) ?? '';
-  if (typeof tenant !== 'string' || callerProblem(tenant) !== undefined) {
-    return { malformed: "the message's tenant is not a string of at most 256 bytes that PostgreSQL can store" };
-  }
-  const endpoint = `${ENDPOINT_PREFIX}${message.pattern}`;
-  if (endpointTooLong(endpoint))
-    return { malformed: `the message's pattern is longer than ${MAX_ENDPOINT_LENGTH - ENDPOINT_PREFIX.length} bytes` };
-  return idempotentRequest(scopeKey(key as string, tenant, endpoint, settings.keyStorage), settings.ttlMs, () =>
-    payloadFingerprint(message.data),
-  );
 }
 
 export function isMalformed(read: IdempotentRequest | MalformedMessage): read is MalformedMessage {

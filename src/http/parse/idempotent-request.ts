@@ -1,5 +1,5 @@
 import type { ExecutionContext } from '@nestjs/common';
-import { callerProblem, endpointTooLong, MAX_CALLER_BYTES, MAX_ENDPOINT_LENGTH } from '../../key/key-limits.js';
+import { MAX_ENDPOINT_LENGTH } from '../../key/key-limits.js';
 import { callerIdOf } from '../../key/caller-id.js';
 import type { FingerprintOption } from '../../key/fingerprint.js';
 import { Problems } from '../problems/problems.js';
@@ -7,8 +7,9 @@ import { fingerprintRequest, MAX_BODY_DEPTH, nestsDeeperThan } from '../../key/f
 import type { AcceptedKeys } from '../../key/key-format.js';
 import { readKey, type RouteKeySource } from './key-source.js';
 import { routedPath } from './routed-path.js';
-import { type IdempotentRequest, idempotentRequest } from '../../key/idempotent-request.js';
-import { type KeyStorage, scopeKey } from '../../key/scoped-key.js';
+import type { IdempotentRequest } from '../../key/idempotent-request.js';
+import { buildRequest, isRefusal } from '../../key/request-builder.js';
+import type { KeyStorage } from '../../key/scoped-key.js';
 
 /** What reading an HTTP request needs of the module's settings (`IdempotencySettings` has it). */
 export interface CallerRules {
@@ -56,18 +57,32 @@ export function readIdempotentRequest(
   const sentPath = queryStart < 0 ? url : url.slice(0, queryStart);
   const method = String(request.method).toUpperCase();
   const host = route.scopedByHost ? String(request.hostname ?? '').toLowerCase() : '';
-  const endpoint = `${method} ${host}${routedPath(request) ?? sentPath}`;
-  // In UTF-8 bytes, as PostgreSQL stores it: a Host of bytes 0x80–0xFF (one character each here)
-  // takes two, and the key's index entry has a size limit.
-  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH || endpointTooLong(endpoint)) {
-    throw Problems.endpointTooLong(MAX_ENDPOINT_LENGTH);
-  }
-  const callerId = callerIdOf(route.caller(request, context));
-  if (callerId === '' && settings.anonymousCallers === 'reject') {
-    throw Problems.callerUnidentified();
-  }
-  if (callerProblem(callerId) !== undefined) {
-    throw Problems.callerUnstorable(MAX_CALLER_BYTES);
+  // The path as sent is measured before it is routed: a routed path may be shorter.
+  if (method.length + 1 + sentPath.length > MAX_ENDPOINT_LENGTH) throw Problems.endpointTooLong(MAX_ENDPOINT_LENGTH);
+  const input = {
+    body: request.body,
+    query: queryStart < 0 ? '' : url.slice(queryStart + 1),
+    headers: incoming.headers ?? {},
+  };
+  const built = buildRequest({
+    key,
+    keyChecked: true,
+    caller: callerIdOf(route.caller(request, context)),
+    anonymous: settings.anonymousCallers,
+    endpoint: { prefix: `${method} `, name: `${host}${routedPath(request) ?? sentPath}` },
+    ttlMs: route.ttlMs,
+    keyStorage: settings.keyStorage,
+    fingerprint: () => fingerprintRequest(input, route.fingerprint),
+  });
+  if (isRefusal(built)) {
+    switch (built.refused) {
+      case 'anonymous':
+        throw Problems.callerUnidentified();
+      case 'caller':
+        throw Problems.callerUnstorable(built.maxBytes);
+      default:
+        throw Problems.endpointTooLong(MAX_ENDPOINT_LENGTH);
+    }
   }
   if (bodyUnread && typeof route.fingerprint !== 'function') {
     throw Problems.bodyNotParsed();
@@ -75,14 +90,7 @@ export function readIdempotentRequest(
   if (nestsDeeperThan(request.body, MAX_BODY_DEPTH)) {
     throw Problems.bodyTooDeep(MAX_BODY_DEPTH);
   }
-  const input = {
-    body: request.body,
-    query: queryStart < 0 ? '' : url.slice(queryStart + 1),
-    headers: incoming.headers ?? {},
-  };
-  return idempotentRequest(scopeKey(key, callerId, endpoint, settings.keyStorage), route.ttlMs, () =>
-    fingerprintRequest(input, route.fingerprint),
-  );
+  return built;
 }
 
 /** What `hasBody` reads of Node's IncomingMessage. */
