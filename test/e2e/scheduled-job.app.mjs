@@ -3,7 +3,7 @@
 // IdempotencyService.run(): the key is the slot (the tick's time rounded to the nearest slot), the
 // work one payment for the caller RUN whose amount is the slot (seconds since 1970), written
 // through the host HOST (../support/app-hosts.mjs; default 'drizzle'), held HOLD_MS after the
-// write so that the instances' ticks overlap. GET /ticks/final stops its ticking (later ticks run
+// write so that the instances' ticks overlap. GET /ticks answers the ticks so far; GET /ticks/final stops its ticking (later ticks run
 // nothing), waits for the ticks in flight to end, then answers { slot: [outcome kinds] } of this
 // process's ticks (a tick late by half a slot or more names the next slot). Prints "listening on <url>".
 import 'reflect-metadata';
@@ -53,6 +53,10 @@ Injectable()(SlotJob);
 decorate(SlotJob, 'tick', [Cron(`*/${slotMs / 1000} * * * * *`)], []);
 
 class TicksController {
+  current() {
+    return ticks;
+  }
+
   async final() {
     stopped = true;
     await Promise.allSettled([...inFlight]);
@@ -60,6 +64,7 @@ class TicksController {
   }
 }
 Controller('ticks')(TicksController);
+decorate(TicksController, 'current', [Get()], []);
 decorate(TicksController, 'final', [Get('final')], []);
 
 class AppModule {}

@@ -1,10 +1,19 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
-import { type DemoProcess, startAppProcess } from '../support/processes.js';
+import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 
 /** A cron of @nestjs/schedule in every instance, its slot's work run through IdempotencyService.run(). */
 const SCHEDULED_APP = 'test/e2e/scheduled-job.app.mjs';
+
+/** An instance's ticks so far. */
+async function ticksOf(app: DemoProcess): Promise<Record<string, string[]>> {
+  return (await fetch(`${app.url}/ticks`)).json() as Promise<Record<string, string[]>>;
+}
+
+/** The slots after `since` (s) that every instance ticked in. */
+function sharedSlots(ticks: Array<Record<string, string[]>>, since: number): string[] {
+  return Object.keys(ticks[0]).filter((slot) => Number(slot) > since && ticks.every((seen) => slot in seen));
+}
 
 /** An instance's ticks, complete: it stops ticking and lets the ticks in flight end first. */
 async function finalTicksOf(app: DemoProcess): Promise<Record<string, string[]>> {
@@ -22,13 +31,14 @@ describe.each(['typeorm', 'drizzle'])('a scheduled job in three instances on the
     apps.push(...(await Promise.all([1, 2, 3].map(() => startAppProcess(SCHEDULED_APP, { HOST: host, RUN: run })))));
     // Every instance has ticked in at least three slots since the last one started.
     const started = Date.now() / 1000;
-    await sleep(7_500);
+    await waitFor(
+      'three slots every instance ticked in',
+      async () => sharedSlots(await Promise.all(apps.map(ticksOf)), started).length >= 3,
+    );
     // Every payment written by then is told to its instance: none commits after the ticks are read.
     const ticks = await Promise.all(apps.map(finalTicksOf));
     await Promise.all(apps.splice(0).map((app) => app.kill()));
-    const shared = Object.keys(ticks[0]).filter(
-      (slot) => Number(slot) > started && ticks.every((seen) => slot in seen),
-    );
+    const shared = sharedSlots(ticks, started);
     expect(shared.length).toBeGreaterThanOrEqual(3);
     for (const slot of shared) {
       const kinds = ticks.flatMap((seen) => seen[slot]);
