@@ -14,7 +14,7 @@ import { awaitTurn } from './reserve/await-turn.js';
 import { KeyReserver } from './reserve/key-reserver.js';
 import type { RunOutcome, UnavailableReason } from './run-outcome.js';
 import type { FailurePolicy, RunRules } from './run-rules.js';
-import { failureRecord, recordedResult, resultRecord, SUCCEEDED } from './stored-result.js';
+import { failureRecord, RECORDED_VALUE, recordedResult, resultRecord } from './stored-result.js';
 import { isTransientFailure } from './transient-failure.js';
 import { UnrecordableResultError } from './unrecordable-result.error.js';
 import { decideWork } from './work-decision.js';
@@ -198,7 +198,7 @@ export class ExactlyOnce {
     const conclusion: Conclusion =
       decision.action === 'release'
         ? { ...decision, reason: 'failed' }
-        : { ...decision, status: failure ? undefined : SUCCEEDED };
+        : { ...decision, status: failure ? undefined : RECORDED_VALUE };
     const carried = await run.conclude(conclusion, () =>
       failure ? failureRecord(failure.error, policy.attempts) : result!,
     );

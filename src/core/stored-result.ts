@@ -1,11 +1,16 @@
 import type { StoredResponse } from '../store/stored-response.js';
 
-/** The status a recorded result carries: the work ran and its result is kept. */
-export const SUCCEEDED = 200;
-/** The status of a recorded failure (the work failed, and the failure is kept instead of run again). */
-const FAILED = 500;
+/**
+ * How a plain result (a message's, a job's, a mutation's, a call's) is kept in its key's row: its
+ * JSON as the body, no headers, and in the status column a result code where an HTTP route keeps
+ * its answer's status: `RECORDED_VALUE` for the work's value, `RECORDED_FAILURE` for a failure
+ * recorded so that it is not run again.
+ */
+export const RECORDED_VALUE = 0;
+export const RECORDED_FAILURE = 1;
 
-const JSON_HEADERS: [string, string][] = [['content-type', 'application/json']];
+/** A failure as rows written before the result codes kept it: an HTTP-like 500 (a value was a 200). */
+const FAILURE_WRITTEN_AS_500 = 500;
 
 /** What a completed key holds, read back: the work's result, or its recorded failure. */
 export type RecordedResult = { kind: 'succeeded'; value: unknown } | { kind: 'failed'; error: string };
@@ -13,8 +18,8 @@ export type RecordedResult = { kind: 'succeeded'; value: unknown } | { kind: 'fa
 /** What is kept of a result: its JSON (`null` for none), so that a later call gets it back. */
 export function resultRecord(value: unknown): StoredResponse {
   return {
-    status: SUCCEEDED,
-    headers: JSON_HEADERS,
+    status: RECORDED_VALUE,
+    headers: [],
     body: Buffer.from(JSON.stringify(value === undefined ? null : value) ?? 'null'),
   };
 }
@@ -23,16 +28,16 @@ export function resultRecord(value: unknown): StoredResponse {
 export function failureRecord(error: unknown, attempts: number): StoredResponse {
   const message = (error as { message?: unknown })?.message;
   return {
-    status: FAILED,
-    headers: JSON_HEADERS,
+    status: RECORDED_FAILURE,
+    headers: [],
     body: Buffer.from(JSON.stringify({ error: typeof message === 'string' ? message : String(error), attempts })),
   };
 }
 
-/** A completed key's recorded result. */
+/** A completed key's recorded result, of either form (a result code, or an HTTP-like status of rows written before). */
 export function recordedResult(stored: StoredResponse): RecordedResult {
   const recorded = JSON.parse(stored.body.toString('utf8') || 'null') as unknown;
-  if (stored.status === FAILED)
+  if (stored.status === RECORDED_FAILURE || stored.status === FAILURE_WRITTEN_AS_500)
     return { kind: 'failed', error: String((recorded as { error?: unknown } | null)?.error ?? 'failed') };
   return { kind: 'succeeded', value: recorded };
 }

@@ -5,6 +5,7 @@ import {
   IdempotencyTransaction,
   UnrecordableResultError,
 } from '../../src/index.js';
+import { payloadFingerprint } from '../../src/key/payload-fingerprint.js';
 import { appsOn, HOSTS, type RunningApp } from '../support/apps.js';
 import { paymentCount, sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
@@ -134,6 +135,44 @@ describe.each(HOSTS)('IdempotencyService.run() on the %s host', (host) => {
     expect(runs).toBe(1);
     expect(await paymentCount(caller)).toBe(0);
     expect(await callRows(key)).toEqual([{ caller, endpoint: 'CALL settlement', state: 'completed' }]);
+  });
+
+  it('a result is kept as no HTTP answer: its JSON, no headers, status 0 (a recorded failure 1); rows an older build wrote as 200 and 500 with application/json are read back', async () => {
+    const [caller, key, failing] = [newCaller(), randomUUID(), randomUUID()];
+    await service.run({ scope: 'settlement', key, caller }, () => ({ paid: 3 }));
+    await service.run({ scope: 'settlement', key: failing, caller, recordFailure: true }, () => {
+      throw new Error('card expired');
+    });
+    const kept = (recorded: string) =>
+      sql<{ status: number; response_headers: unknown; body: string }>(
+        `SELECT status, response_headers, convert_from(response_body, 'UTF8') AS body FROM idempotency_keys WHERE key = $1`,
+        [recorded],
+      );
+    expect(await kept(key)).toEqual([{ status: 0, response_headers: [], body: '{"paid":3}' }]);
+    expect(await kept(failing)).toEqual([
+      { status: 1, response_headers: [], body: '{"error":"card expired","attempts":1}' },
+    ]);
+
+    const scope = `written-before-${randomUUID()}`;
+    const written = (recorded: string, status: number, body: string) =>
+      sql(
+        `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
+         VALUES ($1, $2, $3, $4, 'completed', $5, '[["content-type","application/json"]]', convert_to($6, 'UTF8'), now() + interval '1 hour')`,
+        [recorded, caller, `CALL ${scope}`, payloadFingerprint(undefined), status, body],
+      );
+    await written('old-value', 200, '{"paid":4}');
+    await written('old-failure', 500, '{"error":"card declined","attempts":3}');
+    const never = () => {
+      throw new Error('ran again');
+    };
+    expect(await service.run({ scope, key: 'old-value', caller }, never)).toEqual({
+      kind: 'replayed',
+      value: { paid: 4 },
+    });
+    expect(await service.run({ scope, key: 'old-failure', caller }, never)).toEqual({
+      kind: 'failed-before',
+      error: 'card declined',
+    });
   });
 
   it('the same key with another payload is refused without running; another scope or caller is another key', async () => {

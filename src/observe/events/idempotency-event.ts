@@ -30,7 +30,7 @@ export interface IdempotencyGauges {
  * carries the key.
  */
 export type IdempotencyEvent =
-  /** The handler ran and its outcome was recorded (a message: status 200). */
+  /** The handler ran and its outcome was recorded: `status` is its answer's, or `0` for a plain result (a message's, a job's, a mutation's, a call's). */
   | ({ type: 'executed'; handler: string; mode: IdempotencyMode; status: number; durationMs: number } & Transported)
   /** A stored outcome was replayed (a message: a duplicate acked without running). */
   | ({ type: 'replayed'; handler: string; status: number } & Transported)
