@@ -23,28 +23,24 @@ import { NewTransactionInKeyError } from '../../src/tools/cls/transactional.erro
 const OWN_BASE = ['idempotency.errors.ts'];
 const OUTSIDE_THE_MODULE = ['client/', 'demo/', 'testing/'];
 
+/** The module's own files of src/ (paths relative to src/), the base's excepted. */
+function moduleFiles(): string[] {
+  return (readdirSync('src', { recursive: true }) as string[]).filter(
+    (file) =>
+      file.endsWith('.ts') && !OWN_BASE.includes(file) && !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
+  );
+}
+
 describe('one error base: every error of the module is an IdempotencyError', () => {
   it('no file of src/ throws a bare Error or extends Error but the base itself', () => {
-    const files = (readdirSync('src', { recursive: true }) as string[]).filter(
-      (file) =>
-        file.endsWith('.ts') &&
-        !OWN_BASE.includes(file) &&
-        !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
-    );
-    const bare = files.filter((file) =>
+    const bare = moduleFiles().filter((file) =>
       /\bnew Error\(|\bthrow Error\(|\bextends Error\b/.test(readFileSync(join('src', file), 'utf8')),
     );
     expect(bare).toEqual([]);
   });
 
   it('no error of the module sets its own name by hand: the base sets it from the class (a job settlement takes the name BullMQ reads)', () => {
-    const files = (readdirSync('src', { recursive: true }) as string[]).filter(
-      (file) =>
-        file.endsWith('.ts') &&
-        !OWN_BASE.includes(file) &&
-        !OUTSIDE_THE_MODULE.some((folder) => file.startsWith(folder)),
-    );
-    const named = files.filter((file) => {
+    const named = moduleFiles().filter((file) => {
       const text = readFileSync(join('src', file), 'utf8');
       return /\bextends \w+Error\b/.test(text) && /\b(?:override name|this\.name) = '/.test(text);
     });
