@@ -22,6 +22,9 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
       ],
       eqeqeq: ['error', 'always'],
+      // The names inside one import's braces in order; the order of the imports themselves is
+      // the order modules are evaluated in, left as written.
+      'sort-imports': ['error', { ignoreDeclarationSort: true, ignoreCase: true }],
     },
   },
 );

@@ -9,10 +9,10 @@ import { outboxSettings } from './outbox-settings.js';
 import {
   aBoolean,
   aCaller,
-  aPool,
   aFingerprint,
   aFunction,
   aKeyFormat,
+  aPool,
   aPositiveInteger,
   aProblemLink,
   aRedaction,

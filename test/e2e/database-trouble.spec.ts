@@ -2,7 +2,7 @@ import { RequestTimeoutException } from '@nestjs/common';
 import { catchError, throwError, timeout, TimeoutError } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { handlerBackend, keyLockHolders, keyRows, paymentCount, sql, until } from '../support/database.js';
-import { appsOn, HTTP_PLATFORMS, databaseUrl, type RunningApp } from '../support/apps.js';
+import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { entered, release, waiting } from '../support/latch.js';

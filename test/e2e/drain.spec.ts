@@ -1,6 +1,6 @@
 import { HTTP_PLATFORMS } from '../support/apps.js';
 import { handlerBackends, keyLockHolders, sql, until } from '../support/database.js';
-import { newCaller, newKey, send, validPayment, type Answer } from '../support/http.js';
+import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
 /** What one client saw of one key, first try to last. */

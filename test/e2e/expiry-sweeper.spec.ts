@@ -8,11 +8,11 @@ import {
   keyRows,
   paymentCount,
   seedExpiredOutcome,
-  sql,
   seedKeys,
+  sql,
   until,
 } from '../support/database.js';
-import { appDatabaseUrl, appsOn, HTTP_PLATFORMS, databaseUrl } from '../support/apps.js';
+import { appDatabaseUrl, appsOn, databaseUrl, HTTP_PLATFORMS } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { release } from '../support/latch.js';

@@ -2,8 +2,8 @@ import { BadRequestException, Controller, HttpCode, Post, Req, UseGuards } from 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Observable, of, timeout } from 'rxjs';
 import { DataSource, type EntityManager, type EntitySubscriberInterface } from 'typeorm';
-import { Idempotent, IdempotencyManager, IdempotencyTransaction } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyManager, IdempotencyTransaction, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { appsOn, HTTP_PLATFORMS, PLATFORMS_AND_HOSTS, type RunningApp } from '../support/apps.js';
 import { keyLockHolders, keyRows, paymentCount, sql, until } from '../support/database.js';

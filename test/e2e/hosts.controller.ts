@@ -13,7 +13,7 @@ import {
 } from '@nestjs/common';
 import { Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { IsInt, IsPositive } from 'class-validator';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
 import type { IdempotentTransactionalAdapterTypeOrm } from '../../src/tools/cls/index.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';

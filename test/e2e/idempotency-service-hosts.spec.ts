@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from '../support/database.js';
 import { newCaller } from '../support/http.js';
-import { CONSUMER_APP, amounts } from '../support/message-consumers.js';
+import { amounts, CONSUMER_APP } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 
 /** Every host a function run by `IdempotencyService.run()` writes through (the test app's HOST). */

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 
 /** What each route is sent: the payer (the payments row's caller) and the amount. */

@@ -1,5 +1,5 @@
 import { Controller, Headers, Post, UseGuards } from '@nestjs/common';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { AttemptCounter } from '../support/common-routes.controller.js';
 import { hold } from '../support/latch.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newCaller } from '../support/http.js';
 import { type TestStream, testStream } from '../support/jetstream.js';
-import { CONSUMER_APP, amounts, stats } from '../support/message-consumers.js';
+import { amounts, CONSUMER_APP, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
 import { describeWith } from '../support/services.js';
 

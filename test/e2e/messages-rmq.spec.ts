@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { lockTable, paymentCount, sql, until, waitingOnTable } from '../support/database.js';
 import { newCaller } from '../support/http.js';
-import { CONSUMER_APP, amounts, gone, rmqConsumers, stats } from '../support/message-consumers.js';
+import { amounts, CONSUMER_APP, gone, rmqConsumers, stats } from '../support/message-consumers.js';
 import { type DemoProcess, startAppProcess, waitFor } from '../support/processes.js';
-import { type TestQueue, replyQueue, testQueue } from '../support/rabbitmq.js';
+import { replyQueue, testQueue, type TestQueue } from '../support/rabbitmq.js';
 import { describeWith } from '../support/services.js';
 
 /** Idempotent consumers on the machine's RabbitMQ, through Nest's RMQ transport: exactly one effect per message key. */

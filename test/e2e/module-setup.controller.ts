@@ -1,7 +1,7 @@
 import { Body, Controller, Post, Req, UseGuards } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Idempotent, IdempotencyManager } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyManager, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 
 /** A handler that takes the key's EntityManager as a parameter (@IdempotencyManager()). */

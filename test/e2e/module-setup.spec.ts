@@ -1,7 +1,7 @@
 import { Controller, type DynamicModule, Module, Post, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Idempotent, IdempotencyConfigurationError, IdempotencyModule } from '../../src/index.js';
+import { IdempotencyConfigurationError, IdempotencyModule, Idempotent } from '../../src/index.js';
 import { keyRows, paymentCount, sql } from '../support/database.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';

@@ -1,4 +1,4 @@
-import { Controller, Inject, type INestApplication, Module, Post } from '@nestjs/common';
+import { Controller, type INestApplication, Inject, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { TypeOrmModule } from '@nestjs/typeorm';

@@ -2,7 +2,7 @@ import type { LoggerService } from '@nestjs/common';
 import { Registry } from 'prom-client';
 import { type IdempotencyEvent, IdempotencyEvents, IdempotencySweeper } from '../../src/index.js';
 import { handlerBackend, seedKeys, sql } from '../support/database.js';
-import { HTTP_PLATFORMS, appsOn, type RunningApp } from '../support/apps.js';
+import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { LabController } from '../support/common-routes.controller.js';
 import { newCaller, newKey, send } from '../support/http.js';
 import { release } from '../support/latch.js';

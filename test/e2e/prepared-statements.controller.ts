@@ -1,5 +1,5 @@
 import { Controller, Headers, Post, Req, UseGuards } from '@nestjs/common';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import type { Payment } from '../../src/demo/payments/payment.entity.js';
 import { writePayment } from '../support/common-routes.controller.js';

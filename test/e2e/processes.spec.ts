@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SWEEP_LOCK_ID } from '../../src/operations/sweeper/sweep.sql.js';
-import { keyRows, paymentCount, sql, seedKeys, until } from '../support/database.js';
+import { keyRows, paymentCount, seedKeys, sql, until } from '../support/database.js';
 import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
-import { DEMO_HOSTS, databaseUrl, HTTP_PLATFORMS, hostSettings } from '../support/apps.js';
+import { databaseUrl, DEMO_HOSTS, hostSettings, HTTP_PLATFORMS } from '../support/apps.js';
 import { type DemoProcess, startDemoProcess, waitFor } from '../support/processes.js';
 
 /** Every answer for one key: exactly one execution, the others 409 or byte-identical replays. */

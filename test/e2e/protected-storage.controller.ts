@@ -1,5 +1,5 @@
 import { Controller, Header, Post, Req, UseGuards } from '@nestjs/common';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { writePayment } from '../support/common-routes.controller.js';
 

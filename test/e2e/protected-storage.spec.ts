@@ -15,7 +15,7 @@ import {
 import { DEMO_TABLES } from '../../src/demo/demo-tables.js';
 import { appsOn, databaseUrl, HTTP_PLATFORMS, type RunningApp, startLab } from '../support/apps.js';
 import { paymentCount, sql } from '../support/database.js';
-import { newCaller, newKey, send, validPayment, type Answer } from '../support/http.js';
+import { type Answer, newCaller, newKey, send, validPayment } from '../support/http.js';
 import { CARD_NUMBER, CARD_TOKEN, ProtectedStorageController } from './protected-storage.controller.js';
 
 const newAesKey = () => randomBytes(32).toString('base64');

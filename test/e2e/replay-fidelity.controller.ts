@@ -1,8 +1,8 @@
 import { Controller, Header, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { Exclude } from 'class-transformer';
 import type { ServerResponse } from 'node:http';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { writePayment } from '../support/common-routes.controller.js';
 import { type HeaderSetter, type SelfSender, sendItself } from '../support/platform-response.js';
 

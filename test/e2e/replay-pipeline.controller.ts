@@ -21,8 +21,8 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { IsInt, IsPositive, IsString, Length } from 'class-validator';
 import { randomUUID } from 'node:crypto';
 import { map, type Observable } from 'rxjs';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import type { HeaderSetter } from '../support/platform-response.js';
 

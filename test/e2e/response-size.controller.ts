@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, Post, Req, UseGuards } from '@nestjs/common';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { writePayment } from '../support/common-routes.controller.js';
 
 /** Routes that write, then answer with a body of about the size asked for. */

@@ -1,7 +1,7 @@
 import { Controller, Get, Head, Options, Post } from '@nestjs/common';
 import {
-  Idempotent,
   IdempotencyConfigurationError,
+  Idempotent,
   IdempotentHandlersError,
   MisplacedDecoratorError,
   SafeMethodRouteError,

@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, Post, UseGuards } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Idempotent, IdempotencySweeper } from '../../src/index.js';
+import { IdempotencySweeper, Idempotent } from '../../src/index.js';
 import { BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { keyRows, sql, untilPast } from '../support/database.js';
 import { appsOn, type RunningApp } from '../support/apps.js';

@@ -10,7 +10,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
-import { Idempotent, IdempotencyService, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyService, IdempotencyTransaction, Idempotent } from '../../src/index.js';
 import { appsOn, HTTP_PLATFORMS, type RunningApp } from '../support/apps.js';
 import { writePayment } from '../support/common-routes.controller.js';
 import { paymentCount } from '../support/database.js';

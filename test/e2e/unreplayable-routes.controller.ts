@@ -1,7 +1,7 @@
 import { Body, Controller, Get, type MessageEvent, Next, Post, Req, Res, Sse, UseGuards } from '@nestjs/common';
 import { from, interval, map, type Observable, of, switchMap } from 'rxjs';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { writePayment } from '../support/common-routes.controller.js';
 
 /** A handler that returns an Observable: replayable when it emits one value, not otherwise. */

@@ -11,7 +11,7 @@ import { DataSource } from 'typeorm';
 import { IdempotencyModule, type IdempotencyModuleOptions } from '../../src/index.js';
 import { createDemoApp } from '../../src/demo/create-demo-app.js';
 import { DEMO_CONFIG, type DemoConfig } from '../../src/demo/demo.config.js';
-import { HTTP_PLATFORMS, type HttpPlatform, httpAdapterFor } from '../../src/demo/http/http-platform.js';
+import { HTTP_PLATFORMS, httpAdapterFor, type HttpPlatform } from '../../src/demo/http/http-platform.js';
 import { ProblemDetailsFilter } from '../../src/demo/http/problem-details.filter.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { PaymentsController } from '../../src/demo/payments/payments.controller.js';

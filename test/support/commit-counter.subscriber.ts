@@ -1,6 +1,6 @@
 import {
-  EventSubscriber,
   type EntitySubscriberInterface,
+  EventSubscriber,
   type TransactionCommitEvent,
   type TransactionRollbackEvent,
 } from 'typeorm';

@@ -1,7 +1,7 @@
 import { Body, Controller, HttpException, Param, Post, Req, UseGuards } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Idempotent, IdempotencyTransaction } from '../../src/index.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../../src/demo/http/bearer-auth.guard.js';
+import { IdempotencyTransaction, Idempotent } from '../../src/index.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../../src/demo/http/bearer-auth.guard.js';
 import { Payment } from '../../src/demo/payments/payment.entity.js';
 import { hold } from './latch.js';
 

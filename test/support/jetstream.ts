@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   connect,
-  headers as natsHeaders,
   type JetStreamClient,
   type JetStreamManager,
-  type NatsConnection,
   nanos,
+  type NatsConnection,
+  headers as natsHeaders,
 } from 'nats';
 
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';

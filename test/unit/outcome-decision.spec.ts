@@ -1,5 +1,5 @@
 import type { Recording } from '../../src/core/hold/carry-out.js';
-import { type Answer, type Decision, decide, replacementAfter } from '../../src/http/run/outcome-decision.js';
+import { type Answer, decide, type Decision, replacementAfter } from '../../src/http/run/outcome-decision.js';
 
 const record = (rollbackWrites: boolean): Decision => ({ action: 'record', rollbackWrites });
 const release = (

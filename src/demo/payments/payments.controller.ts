@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpException, HttpStatus, Inject, Post, Req, Us
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Idempotent } from '../../bootstrap/idempotent.decorator.js';
 import { IdempotencyTransaction } from '../../tools/typeorm/idempotency-transaction.js';
-import { BearerAuthGuard, type AuthenticatedRequest } from '../http/bearer-auth.guard.js';
+import { type AuthenticatedRequest, BearerAuthGuard } from '../http/bearer-auth.guard.js';
 import { DEMO_CONFIG, type DemoConfig } from '../demo.config.js';
 import { CreatePaymentDto } from './create-payment.dto.js';
 import { Payment } from './payment.entity.js';

@@ -6,8 +6,8 @@ import { IdempotentRoutes } from '../idempotent-routes.js';
 import { PATH_METADATA } from '../route-check/nest-route-metadata.js';
 import { API_IDEMPOTENT, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
 import {
-  type KeyPolicy,
   keyHeader,
+  type KeyPolicy,
   PROBLEM_RESPONSES,
   problemResponse,
   REPLAYED_RESPONSE_HEADER,

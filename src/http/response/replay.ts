@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import { REPLAYED_HEADER } from '../../idempotency.constants.js';
-import { type Redaction, redact } from '../../store/redaction.js';
+import { redact, type Redaction } from '../../store/redaction.js';
 import type { StoredResponse } from '../../store/stored-response.js';
 import { PROBLEM_CONTENT_TYPE, type ProblemDetails } from '../problems/problems.js';
 import type { CapturedResponse, ResponseReplacement } from './response-capture.js';

@@ -6,12 +6,12 @@ import {
   type Consumer,
   type ConsumerMessages,
   DeliverPolicy,
-  type NatsConnection,
   nanos,
+  type NatsConnection,
 } from 'nats';
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { MessageDelivery } from '../transports/message-delivery.js';
-import { type JetStreamMessage, jetStreamDelivery } from './jetstream-delivery.js';
+import { jetStreamDelivery, type JetStreamMessage } from './jetstream-delivery.js';
 
 const DEFAULT_ACK_WAIT_MS = 30_000;
 const DEFAULT_MAX_IN_FLIGHT = 16;

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { KeyConsole, KeyConsoleInputError, KeyNotFoundError } from '../console/key-console.js';
-import { toMilliseconds, type Duration } from '../../options/duration.js';
+import { type Duration, toMilliseconds } from '../../options/duration.js';
 import type { KeyStorage } from '../../key/scoped-key.js';
 import { countRows, inProgressRows, keyRows } from './key-output.js';
 import { IdempotencyError } from '../../idempotency.errors.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DatabaseFailure } from '../../hosts/database-failures.js';
-import { type Bound, type SqlStatement, DatabaseHost } from '../../hosts/database-host.js';
+import { type Bound, DatabaseHost, type SqlStatement } from '../../hosts/database-host.js';
 import { IDEMPOTENCY_SETTINGS } from '../../idempotency.constants.js';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { KeyTtls } from '../../core/key-ttls.js';

@@ -1,4 +1,4 @@
-import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
+import { type TransactionalAdapter, TransactionHost } from '@nestjs-cls/transactional';
 import { DatabaseHost } from '../../hosts/database-host.js';
 import { joinAsSavepoint } from './join-as-savepoint.js';
 import { enterKeyTransaction, keyAwareTransactions } from './key-transactions.js';

@@ -1,4 +1,4 @@
-import { TransactionHost, type TransactionalAdapter } from '@nestjs-cls/transactional';
+import { type TransactionalAdapter, TransactionHost } from '@nestjs-cls/transactional';
 import type { DataSource, EntityManager } from 'typeorm';
 import { IdempotencyConfigurationError } from '../../idempotency.errors.js';
 import { DatabaseHost } from '../../hosts/database-host.js';

@@ -1,9 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { PrismaClientLike } from './self-check.js';
 import {
-  type IdempotentPrismaOptions,
-  idempotentPrisma,
   IdempotentPrisma,
+  idempotentPrisma,
+  type IdempotentPrismaOptions,
   type PrismaClientFactory,
 } from './idempotent-prisma.js';
 
