@@ -40,12 +40,15 @@ import { IdempotencyOutboxConsole } from './operations/console/idempotency-outbo
 import { IdempotencyGaugesReader } from './operations/gauges/idempotency-gauges.reader.js';
 
 /**
- * Exactly-once POST/PATCH over PostgreSQL. Import it once, after `TypeOrmModule.forRoot()`:
+ * Exactly-once work over PostgreSQL, for every entry: `@Idempotent()` routes (POST, PUT, PATCH,
+ * DELETE) and GraphQL mutations, `@IdempotentMessage()` handlers, `@IdempotentJob()` processors and
+ * `IdempotencyService.run()`. Import it once, with the app's database: TypeORM's DataSource (the
+ * default, `TypeOrmModule.forRoot()` imported too) or a node-postgres `pool`:
  *
  * ```ts
  * imports: [TypeOrmModule.forRoot({ ... }), IdempotencyModule.forRoot({ ttl: '24h' })]
  * ```
- * then put `@Idempotent()` on routes and run the shipped migration.
+ * then run the shipped migration (`npx nestjs-pg-idempotency migrate`) and mark the handlers.
  */
 @Module({
   imports: [DiscoveryModule],
