@@ -34,8 +34,8 @@ const RESERVED: Record<Reserved['kind'], TracedOutcome | undefined> = {
 export type Reserved =
   /** The key is this run's: the entry runs its work in it, and concludes it. */
   | { kind: 'held'; run: HeldRun }
-  /** The key completed: the work does not run; `stored` is what it recorded, for the entry to answer with. */
-  | { kind: 'completed'; stored: StoredResponse }
+  /** The key completed: the work does not run; `response` is what it recorded, for the entry to answer with. */
+  | { kind: 'completed'; response: StoredResponse }
   /** The key was used with another payload: the work does not run. */
   | { kind: 'mismatch' }
   /** Another run holds the key right now (past wait mode's wait): try again later. */
@@ -73,7 +73,7 @@ export class ExactlyOnce {
       case 'held':
         return this.runHeld(reserved.run, rules, work, policy);
       case 'completed': {
-        const recorded = recordedResult(reserved.stored);
+        const recorded = recordedResult(reserved.response);
         return recorded.kind === 'failed'
           ? { kind: 'failed-before', error: recorded.error }
           : { kind: 'replayed', value: recorded.value };
@@ -92,13 +92,8 @@ export class ExactlyOnce {
   remembered(request: IdempotentRequest, rules: RunRules): Reserved | undefined {
     const remembered = this.reserver.remembered(request);
     if (!remembered) return undefined;
-    const span = this.telemetry.start('reserve', rules.handler, rules.mode);
-    const reserved = this.reported(
-      remembered.kind === 'completed' ? { kind: 'completed', stored: remembered.response } : remembered,
-      rules,
-    );
-    this.telemetry.end(span, RESERVED[reserved.kind]);
-    return reserved;
+    this.telemetry.end(this.telemetry.start('reserve', rules.handler, rules.mode), RESERVED[remembered.kind]);
+    return this.reported(remembered, rules);
   }
 
   /** The key reserved in the entry's mode, and in wait mode waited for while another run holds it. */
@@ -114,9 +109,7 @@ export class ExactlyOnce {
       reserved =
         reservation.kind === 'held'
           ? { kind: 'held', run: new HeldRun(reservation.hold, request, rules, this.events, this.telemetry) }
-          : reservation.kind === 'completed'
-            ? { kind: 'completed', stored: reservation.response }
-            : reservation;
+          : reservation;
     } catch (error) {
       this.telemetry.end(span, 'refused', messageOf(error));
       return { kind: 'unavailable', error, reason: this.refusal(error, rules) };
@@ -129,7 +122,7 @@ export class ExactlyOnce {
   private reported(reserved: Reserved, { handler, mode, transport }: RunRules): Reserved {
     switch (reserved.kind) {
       case 'completed':
-        this.events.emit({ type: 'replayed', handler, status: reserved.stored.status, transport });
+        this.events.emit({ type: 'replayed', handler, status: reserved.response.status, transport });
         this.telemetry.end(this.telemetry.start('replay', handler, mode), 'replayed');
         break;
       case 'mismatch':

@@ -80,7 +80,7 @@ export class HttpEntry implements NestInterceptor {
           return run.start(next, raw);
         }
         case 'completed':
-          replaceResponse(raw, replayOf(reserved.stored, this.settings.replayHeaders));
+          replaceResponse(raw, replayOf(reserved.response, this.settings.replayHeaders));
           return of(undefined);
         case 'mismatch':
           throw Problems.keyReused();
