@@ -96,7 +96,7 @@ await check(
       'a refusal (recordFailure): failure-recorded, its debit undone',
       refused,
     );
-    proved((await keyRow(`p4-${run}`))?.status === 500, 'and the failure recorded with the key');
+    proved((await keyRow(`p4-${run}`))?.status === 1, 'and the failure recorded with the key (result code 1)');
     await db.query('UPDATE accounts SET balance = balance + 10000 WHERE id = $1', [account]);
     const refusedAgain = await pay(`p4-${run}`, 5000);
     proved(
