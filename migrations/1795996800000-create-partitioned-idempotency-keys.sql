@@ -17,7 +17,13 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   lease_token      bigint,
   created_at       timestamptz  NOT NULL DEFAULT now(),
   expires_at       timestamptz  NOT NULL,
+  response_expires_at timestamptz,
+  completed_at     timestamptz,
   PRIMARY KEY (key, caller, endpoint, expires_at)
 ) PARTITION BY RANGE (expires_at);
 
 CREATE INDEX IF NOT EXISTS idempotency_keys_leases_idx ON idempotency_keys (locked_until) WHERE state = 'in_progress';
+
+ALTER TABLE idempotency_keys ADD COLUMN IF NOT EXISTS response_expires_at timestamptz, ADD COLUMN IF NOT EXISTS completed_at timestamptz;
+
+CREATE INDEX IF NOT EXISTS idempotency_keys_response_expires_at_idx ON idempotency_keys (response_expires_at) WHERE response_expires_at IS NOT NULL AND response_body IS NOT NULL;

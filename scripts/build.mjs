@@ -79,6 +79,13 @@ writeFileSync(
     '-- The module creates the partitions; see docs/partitioned-keys.md.\n\n' +
     partitioned.CREATE_PARTITIONED_IDEMPOTENCY_KEYS.map((statement) => `${statement};\n`).join('\n'),
 );
+writeFileSync(
+  'migrations/1796860800000-add-idempotency-tombstones.sql',
+  '-- nestjs-pg-idempotency: what an idempotency_keys table created before tombstones lacks (plain or\n' +
+    '-- partitioned); a table created since has it. Generated from\n' +
+    '-- src/store/migrations/idempotency-keys.schema.ts by `npm run build`; safe to re-run.\n\n' +
+    schema.ADD_TOMBSTONE_COLUMNS.map((statement) => `${statement};\n`).join('\n'),
+);
 const digest = await import(pathToFileURL('dist/esm/store/migrations/digest-idempotency-keys.schema.js').href);
 writeFileSync(
   'migrations/1796169600000-digest-idempotency-keys.sql',

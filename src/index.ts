@@ -2,7 +2,7 @@ export { IdempotencyModule } from './idempotency.module.js';
 export { Idempotent } from './bootstrap/idempotent.decorator.js';
 export { IdempotencyInterceptor } from './bootstrap/idempotency.interceptor.js';
 export { type IdempotentCall, type IdempotentCallResult, IdempotencyService } from './core/idempotency.service.js';
-export type { RunOutcome, UnavailableReason } from './core/run-outcome.js';
+export type { RunOutcome, Tombstone, UnavailableReason } from './core/run-outcome.js';
 export type { ExecutionOptions } from './options/execution-settings.js';
 export type {
   CallerResolver,
@@ -17,7 +17,7 @@ export type {
 } from './options/module-options.js';
 export type { IdempotencyMode, IdempotentRouteOptions, KeySource } from './options/route-options.js';
 export { DEFAULT_MAX_RESPONSE_BYTES, defaultStorePolicy, REPLAYED_HEADERS } from './options/defaults.js';
-export { REPLAYED_HEADER } from './idempotency.constants.js';
+export { KEY_EXPIRES_HEADER, REPLAYED_HEADER } from './idempotency.constants.js';
 export {
   type CorsHeaderOptions,
   IDEMPOTENCY_CORS_ALLOWED_HEADERS,
@@ -51,7 +51,12 @@ export { IdempotencyGaugesReader } from './operations/gauges/idempotency-gauges.
 export { IdempotencyTransaction } from './tools/typeorm/idempotency-transaction.js';
 export { IdempotencyManager } from './tools/typeorm/idempotency-manager.decorator.js';
 export { CreateIdempotencyKeys1795996800000 } from './store/migrations/create-idempotency-keys.migration.js';
-export { CREATE_IDEMPOTENCY_KEYS, DROP_IDEMPOTENCY_KEYS } from './store/migrations/idempotency-keys.schema.js';
+export {
+  ADD_TOMBSTONE_COLUMNS,
+  CREATE_IDEMPOTENCY_KEYS,
+  DROP_IDEMPOTENCY_KEYS,
+} from './store/migrations/idempotency-keys.schema.js';
+export { AddIdempotencyTombstones1796860800000 } from './store/migrations/add-idempotency-tombstones.migration.js';
 export { CreatePartitionedIdempotencyKeys1795996800000 } from './store/migrations/create-partitioned-idempotency-keys.migration.js';
 export { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from './store/migrations/idempotency-keys-partitioned.schema.js';
 export { DigestIdempotencyKeys1796169600000 } from './store/migrations/digest-idempotency-keys.migration.js';

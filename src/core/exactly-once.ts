@@ -12,7 +12,7 @@ import { ShuttingDownError } from './gates/key-drain.js';
 import { KeyTtls } from './key-ttls.js';
 import { awaitTurn } from './reserve/await-turn.js';
 import { KeyReserver } from './reserve/key-reserver.js';
-import type { RunOutcome, UnavailableReason } from './run-outcome.js';
+import type { RunOutcome, Tombstone, UnavailableReason } from './run-outcome.js';
 import type { FailurePolicy, RunRules } from './run-rules.js';
 import { failureRecord, RECORDED_VALUE, recordedResult, resultRecord } from './stored-result.js';
 import { isTransientFailure } from './transient-failure.js';
@@ -27,6 +27,7 @@ const RESERVED: Record<Reserved['kind'], TracedOutcome | undefined> = {
   completed: 'replayed',
   mismatch: 'mismatch',
   'in-progress': 'conflict',
+  tombstone: 'tombstone',
   unavailable: 'refused',
 };
 
@@ -38,6 +39,8 @@ export type Reserved =
   | { kind: 'completed'; response: StoredResponse }
   /** The key was used with another payload: the work does not run. */
   | { kind: 'mismatch' }
+  /** The key completed longer ago than its ttl, and its tombstone is kept: the work does not run; its result is gone. */
+  | { kind: 'tombstone'; tombstone: Tombstone }
   /** Another run holds the key right now (past wait mode's wait): try again later. */
   | { kind: 'in-progress'; retryAfterSeconds?: number }
   /** No key was taken, and why (the store unavailable, shutting down, an unreadable outcome, no key table). */
@@ -101,7 +104,7 @@ export class ExactlyOnce {
     const span = this.telemetry.start('reserve', rules.handler, rules.mode);
     let reserved: Reserved;
     try {
-      const extending = this.ttls.report(request.ttlMs);
+      const extending = this.ttls.report(request.tombstoneMs ?? request.ttlMs);
       if (extending) await extending;
       let reservation = await this.reserver.reserve(request, rules);
       if (reservation.kind === 'in-progress' && rules.waitMs)
@@ -127,6 +130,9 @@ export class ExactlyOnce {
         break;
       case 'mismatch':
         this.events.emit({ type: 'mismatch', handler, transport });
+        break;
+      case 'tombstone':
+        this.events.emit({ type: 'tombstone', handler, status: reserved.tombstone.status, transport });
         break;
       case 'in-progress':
         this.events.emit({ type: 'in-progress', handler, transport });

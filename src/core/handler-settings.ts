@@ -23,7 +23,7 @@ export class HandlerSettings<Settings extends ExecutionSettings> {
     if (found === undefined) {
       found = this.resolve(controller, handler) ?? null;
       handlers.set(handler, found);
-      if (found) this.ttls.note(found.ttlMs);
+      if (found) this.ttls.note(found.tombstoneMs ?? found.ttlMs);
     }
     return found ?? undefined;
   }

@@ -92,6 +92,7 @@ export class IdempotencyService {
         anonymous: 'shared',
         endpoint: { prefix: ENDPOINT_PREFIXES.call, name: scope },
         ttlMs: execution.ttlMs,
+        tombstoneMs: execution.tombstoneMs,
         keyStorage: this.settings.keyStorage,
         fingerprint: () => payloadFingerprint(payload),
       });

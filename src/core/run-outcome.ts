@@ -1,3 +1,7 @@
+import type { Tombstone } from '../store/tombstone.js';
+
+export type { Tombstone };
+
 /**
  * Why no key was taken: the store could not be reached, the app is shutting down, or a recorded
  * outcome cannot be read (each passes: try again later); or the key table does not exist
@@ -20,6 +24,11 @@ export type RunOutcome<T = unknown> =
   | { kind: 'held'; retryAfterSeconds?: number }
   /** The key was used with another payload: the work did not run. */
   | { kind: 'mismatch' }
+  /**
+   * The key completed longer ago than its ttl and its tombstone is kept (`tombstone`): the work did
+   * not run, and its result is gone; `tombstone` says when it completed and with which result code.
+   */
+  | { kind: 'tombstone'; tombstone: Tombstone }
   /** The work failed: nothing was recorded, its writes were undone, and the key is free for a retry. */
   | { kind: 'failed'; error: unknown }
   /** The work failed and the failure was recorded as asked (its writes undone): later runs get `failed-before`. */

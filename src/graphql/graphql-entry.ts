@@ -102,6 +102,7 @@ export class GraphqlEntry {
       anonymous: this.settings.anonymousCallers,
       endpoint: { prefix: ENDPOINT_PREFIXES.mutation, name: `${info.parentType.name}.${info.fieldName}` },
       ttlMs: mutation.ttlMs,
+      tombstoneMs: mutation.tombstoneMs,
       keyStorage: this.settings.keyStorage,
       fingerprint: () => payloadFingerprint(args ?? {}),
     });
@@ -134,6 +135,12 @@ export class GraphqlEntry {
         throw new IdempotentMutationError(
           'IDEMPOTENCY_KEY_PARAMETER_MISMATCH',
           'this idempotency key was used with other arguments for this mutation; send a new key for a new operation',
+        );
+      case 'tombstone':
+        throw new IdempotentMutationError(
+          'IDEMPOTENCY_KEY_EXPIRED',
+          `this idempotency key completed at ${outcome.tombstone.completedAt.toISOString()}; its result was kept until ` +
+            `${outcome.tombstone.responseExpiredAt.toISOString()} and is gone, and the mutation was not run again`,
         );
       case 'held':
         throw this.retryLater(

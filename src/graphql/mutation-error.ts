@@ -12,6 +12,8 @@ export type MutationErrorCode =
   | 'IDEMPOTENCY_CONCURRENT_REQUEST'
   /** The key was used with other arguments: it is never answered with a result that was for them. */
   | 'IDEMPOTENCY_KEY_PARAMETER_MISMATCH'
+  /** The key completed longer ago than its ttl and its tombstone is kept (`tombstone`): nothing ran, its result is gone. */
+  | 'IDEMPOTENCY_KEY_EXPIRED'
   /** Lease mode: the lease was taken over before the mutation finished; the newer holder's outcome stands. */
   | 'IDEMPOTENCY_LEASE_TAKEN_OVER'
   /** The store is unavailable or the app is shutting down: nothing ran or was kept; retry after `retryAfterSeconds`. */

@@ -10,7 +10,7 @@ import { IdempotentRoutes } from './idempotent-routes.js';
 import { readIdempotentRequest } from './parse/idempotent-request.js';
 import { IdempotencyProblem, Problems } from './problems/problems.js';
 import { withProblemHeaders } from './problems/problem-headers.js';
-import { replayOf } from './response/replay.js';
+import { expiryHeaders, replayOf, tombstoneAcknowledgement } from './response/replay.js';
 import { replaceResponse } from './response/response-capture.js';
 import { RetryAfterEstimate } from './retry-after.js';
 import { KeyRun } from './run/key-run.js';
@@ -84,6 +84,12 @@ export class HttpEntry implements NestInterceptor {
           return of(undefined);
         case 'mismatch':
           throw Problems.keyReused();
+        case 'tombstone':
+          if (route.namedCaller) {
+            replaceResponse(raw, tombstoneAcknowledgement(reserved.tombstone, route, this.settings.replayHeaders));
+            return of(undefined);
+          }
+          throw Problems.keyExpired(reserved.tombstone, expiryHeaders(reserved.tombstone, route));
         case 'in-progress':
           throw Problems.keyInUse(
             reserved.retryAfterSeconds ?? this.retryAfter.seconds(route.handler, route.retryAfterSeconds),

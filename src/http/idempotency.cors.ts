@@ -1,13 +1,14 @@
-import { REPLAYED_HEADER } from '../idempotency.constants.js';
+import { KEY_EXPIRES_HEADER, REPLAYED_HEADER } from '../idempotency.constants.js';
 
 /** The request header browsers must be allowed to send: `Idempotency-Key`. */
 export const IDEMPOTENCY_CORS_ALLOWED_HEADERS: readonly string[] = ['Idempotency-Key'];
 
 /**
  * The response headers browsers must be allowed to read: `Idempotent-Replayed` (was this a
- * replay?) and `Retry-After` (when to retry a 409). Neither is CORS-safelisted.
+ * replay?), `Retry-After` (when to retry a 409) and `Idempotency-Key-Expires` (until when a retry
+ * is answered, with `expiryHeader`). None is CORS-safelisted.
  */
-export const IDEMPOTENCY_CORS_EXPOSED_HEADERS: readonly string[] = [REPLAYED_HEADER, 'Retry-After'];
+export const IDEMPOTENCY_CORS_EXPOSED_HEADERS: readonly string[] = [REPLAYED_HEADER, 'Retry-After', KEY_EXPIRES_HEADER];
 
 /** The two CORS fields the helper touches; the rest of the app's CORS options pass through. */
 export interface CorsHeaderOptions {
@@ -21,7 +22,7 @@ export interface CorsHeaderOptions {
  * ```ts
  * app.enableCors(withIdempotencyCors({ origin: 'https://shop.example', credentials: true }));
  * ```
- * - `exposedHeaders` gains `Idempotent-Replayed` and `Retry-After`;
+ * - `exposedHeaders` gains `Idempotent-Replayed`, `Retry-After` and `Idempotency-Key-Expires`;
  * - `allowedHeaders`, when the app lists them, gains `Idempotency-Key`. Left unset, both
  *   Express's and Fastify's CORS middleware allow whatever headers the preflight asks for,
  *   `Idempotency-Key` included, so it stays unset.

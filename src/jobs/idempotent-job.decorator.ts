@@ -88,6 +88,9 @@ async function settle(
     case 'executed':
     case 'replayed':
       return outcome.value;
+    case 'tombstone':
+      // Done long ago, its result gone: the job completes without running, with no value.
+      return undefined;
     case 'failed':
       throw outcome.error;
     case 'held':

@@ -9,6 +9,8 @@ export interface IdempotentRequest {
   readonly scope: ScopedKey;
   readonly fingerprint: Buffer;
   readonly ttlMs: number;
+  /** How long after its completion the key is kept as a tombstone once its response is gone at `ttlMs` (none: not kept). */
+  readonly tombstoneMs?: number;
 }
 
 /**
@@ -17,8 +19,13 @@ export interface IdempotentRequest {
  * old generation, so what they capture (the request's payload) survives every scavenge until a
  * full collection.
  */
-export function idempotentRequest(scope: ScopedKey, ttlMs: number, compute: () => Buffer): IdempotentRequest {
-  return new LazyFingerprintRequest(scope, ttlMs, compute);
+export function idempotentRequest(
+  scope: ScopedKey,
+  ttlMs: number,
+  compute: () => Buffer,
+  tombstoneMs?: number,
+): IdempotentRequest {
+  return new LazyFingerprintRequest(scope, ttlMs, compute, tombstoneMs);
 }
 
 class LazyFingerprintRequest implements IdempotentRequest {
@@ -29,6 +36,7 @@ class LazyFingerprintRequest implements IdempotentRequest {
     readonly scope: ScopedKey,
     readonly ttlMs: number,
     compute: () => Buffer,
+    readonly tombstoneMs?: number,
   ) {
     this.#compute = compute;
   }

@@ -20,6 +20,8 @@ export interface RequestInput {
   /** The endpoint's prefix (`ENDPOINT_PREFIXES`, or an HTTP method and a space) and its name. */
   readonly endpoint: { readonly prefix: string; readonly name: string };
   readonly ttlMs: number;
+  /** The entry's tombstone, if it keeps one. */
+  readonly tombstoneMs?: number;
   readonly keyStorage: KeyStorage;
   /** The payload's fingerprint, computed once when first read (a duplicate held here never needs it). */
   readonly fingerprint: () => Buffer;
@@ -52,7 +54,12 @@ export function buildRequest(input: RequestInput): IdempotentRequest | RequestRe
   if (caller === '' && input.anonymous === 'reject') return { refused: 'anonymous' };
   if (typeof caller !== 'string' || callerProblem(caller) !== undefined)
     return { refused: 'caller', maxBytes: MAX_CALLER_BYTES };
-  return idempotentRequest(scopeKey(key as string, caller, name, input.keyStorage), input.ttlMs, input.fingerprint);
+  return idempotentRequest(
+    scopeKey(key as string, caller, name, input.keyStorage),
+    input.ttlMs,
+    input.fingerprint,
+    input.tombstoneMs,
+  );
 }
 
 /** Whether `built` is a refusal. */

@@ -68,6 +68,13 @@ function answerOf(outcome: MessageOutcome, publishesEnd: boolean): Observable<un
       return publishesEnd ? NEVER : EMPTY;
     case 'failed-before':
       return throwError(() => new MessageNotAnsweredError(`the message was recorded as failed: ${outcome.error}`));
+    case 'tombstone':
+      return throwError(
+        () =>
+          new MessageNotAnsweredError(
+            `the message's key completed at ${outcome.completedAt.toISOString()}; its reply is no longer kept, and it was not run again`,
+          ),
+      );
     case 'dead':
       return throwError(
         () =>

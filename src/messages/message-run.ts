@@ -49,6 +49,8 @@ export class MessageRunner {
         return { kind: 'duplicate', reply: outcome.value };
       case 'failed-before':
         return { kind: 'failed-before', error: outcome.error };
+      case 'tombstone':
+        return { kind: 'tombstone', completedAt: outcome.tombstone.completedAt };
       case 'held':
       case 'lease-lost':
         return { kind: 'held' };

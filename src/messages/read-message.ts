@@ -24,6 +24,7 @@ export function readMessage(message: ReceivedMessage, settings: MessageSettings)
     anonymous: 'shared',
     endpoint: { prefix: ENDPOINT_PREFIXES.message, name: message.pattern },
     ttlMs: settings.ttlMs,
+    tombstoneMs: settings.tombstoneMs,
     keyStorage: settings.keyStorage,
     fingerprint: () => payloadFingerprint(message.data),
   });

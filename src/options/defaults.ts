@@ -53,6 +53,7 @@ export const MODULE_DEFAULTS = {
   caller: defaultCaller,
   anonymousCallers: 'reject',
   replayHeaders: [],
+  expiryHeader: false,
   retryAfterSeconds: 1,
   storeResponse: defaultStorePolicy,
   maxResponseBytes: DEFAULT_MAX_RESPONSE_BYTES,

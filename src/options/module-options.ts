@@ -116,6 +116,12 @@ export interface IdempotencyModuleOptions {
   anonymousCallers?: 'reject' | 'shared';
   /** Response headers replayed besides the built-in allow-list. Set-Cookie never is. Default: `[]`. */
   replayHeaders?: readonly string[];
+  /**
+   * Whether every keyed answer (first and replayed, and a tombstone's) carries
+   * `Idempotency-Key-Expires`, the HTTP-date until which the key is kept: a retry after it is a new
+   * request. A route's `expiryHeader` overrides it. Default: `false`.
+   */
+  expiryHeader?: boolean;
   /** `Retry-After` (seconds) of a 409 while the first request is in flight. Default: `1`. */
   retryAfterSeconds?: number;
   /** Which outcomes are stored. Default: 2xx, 3xx and 4xx except 408, 409, 425 and 429; never 5xx. */

@@ -55,6 +55,10 @@ export interface IdempotentRouteOptions {
   lease?: Duration;
   /** Lease mode: whether the lease is renewed while the handler runs. Default: the module's `renewLease`. */
   renewLease?: boolean;
+  /** See `ExecutionOptions.tombstone`. Default: none. */
+  tombstone?: Duration;
+  /** Whether the route's keyed answers carry `Idempotency-Key-Expires`. Default: the module's `expiryHeader`. */
+  expiryHeader?: boolean;
   /**
    * Wait mode: a duplicate that arrives while the first request is in flight waits up to this
    * long for it to finish and then gets its replay (or runs, if the first failed and released

@@ -41,6 +41,7 @@ import type {
   StorePolicy,
 } from './module-options.js';
 import type { IdempotentRouteOptions } from './route-options.js';
+import { KEY_EXPIRES_HEADER } from '../idempotency.constants.js';
 
 /** The replay cache's bounds, resolved. */
 export interface ReplayCacheLimits {
@@ -62,6 +63,7 @@ export interface IdempotencySettings {
   caller: CallerResolver;
   anonymousCallers: 'reject' | 'shared';
   replayHeaders: ReadonlySet<string>;
+  expiryHeader: boolean;
   retryAfterSeconds: number;
   storeResponse: StorePolicy;
   maxResponseBytes: number;
@@ -111,6 +113,13 @@ export interface RouteSettings extends ExecutionSettings {
   problemLink?: string;
   /** What the stored outcome leaves out (`redact`). */
   redaction: Redaction;
+  /** Whether keyed answers carry `Idempotency-Key-Expires`. */
+  expiryHeader: boolean;
+  /**
+   * The route's caller is one name (`caller: 'stripe'`, a webhook provider's route): its tombstone
+   * is answered 200, as a provider retries any other status.
+   */
+  namedCaller: boolean;
 }
 
 /** The metadata key under which `@Controller({ host })` keeps its host (Nest's HOST_METADATA). */
@@ -139,7 +148,8 @@ type ModuleOptionsWithDefaults = Required<Omit<IdempotencyModuleOptions, Undefau
   Pick<IdempotencyModuleOptions, Undefaulted>;
 
 function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings {
-  const replayHeaders = new Set(REPLAYED_HEADERS);
+  // The key's expiry is stored with the answer it was sent with, and replayed with it.
+  const replayHeaders = new Set([...REPLAYED_HEADERS, KEY_EXPIRES_HEADER.toLowerCase()]);
   for (const name of headerNames(options.replayHeaders)) {
     if (name.toLowerCase() !== 'set-cookie') replayHeaders.add(name.toLowerCase());
   }
@@ -156,6 +166,7 @@ function moduleSettings(options: ModuleOptionsWithDefaults): IdempotencySettings
     caller: aFunction(options.caller, 'caller'),
     anonymousCallers: oneOf(options.anonymousCallers, ['reject', 'shared'], 'anonymousCallers'),
     replayHeaders,
+    expiryHeader: aBoolean(options.expiryHeader, 'expiryHeader'),
     retryAfterSeconds: aPositiveInteger(options.retryAfterSeconds, 'retryAfterSeconds'),
     storeResponse: aFunction(options.storeResponse, 'storeResponse'),
     maxResponseBytes: aPositiveInteger(options.maxResponseBytes, 'maxResponseBytes'),
@@ -216,5 +227,7 @@ function routeSettings(
     waitMs: milliseconds(route.wait, 'wait', { maxMs: MAX_TIMER_MS }),
     scopedByHost: controller !== undefined && Reflect.getMetadata(HOST_METADATA, controller) !== undefined,
     redaction: aRedaction(route.redact),
+    expiryHeader: route.expiryHeader === undefined ? module.expiryHeader : aBoolean(route.expiryHeader, 'expiryHeader'),
+    namedCaller: typeof route.caller === 'string',
   };
 }

@@ -128,7 +128,7 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
         const caller = newCaller();
         await seedKeys(caller, 10, '-1 second');
         await other.query('SELECT pg_advisory_lock($1::bigint)', [SWEEP_LOCK_ID]);
-        expect(await lab.app.get(IdempotencySweeper).sweep()).toEqual({ ran: false, deleted: 0 });
+        expect(await lab.app.get(IdempotencySweeper).sweep()).toEqual({ ran: false, deleted: 0, responsesDropped: 0 });
         expect(await countKeys(caller)).toBe(10);
         await other.query('SELECT pg_advisory_unlock($1::bigint)', [SWEEP_LOCK_ID]);
         expect((await lab.app.get(IdempotencySweeper).sweep()).ran).toBe(true);
@@ -209,7 +209,7 @@ describe('a sweep over a dying connection (express)', () => {
       );
       expect(stuck).toMatch(/did not answer within 10000 ms/);
       expect(Date.now() - started).toBeLessThan(13_000);
-      expect(await sweeper.sweep()).toEqual({ ran: true, deleted: expect.any(Number) });
+      expect(await sweeper.sweep()).toEqual({ ran: true, deleted: expect.any(Number), responsesDropped: 0 });
 
       proxy.dropExisting();
       const swallowed = proxy.swallowed;
@@ -296,7 +296,7 @@ describe('shutdown while a sweep waits for a pool connection (express)', () => {
     expect(Date.now() - started).toBeLessThan(5_500);
     release(caller);
     await Promise.all(held);
-    expect(await sweep).toEqual({ ran: false, deleted: 0 });
+    expect(await sweep).toEqual({ ran: false, deleted: 0, responsesDropped: 0 });
     await lab.close();
   }, 30_000);
 });

@@ -73,6 +73,7 @@ describe.each(['auto', 'public-api'] as const)(
         '[]',
         Buffer.from('{}'),
         60_000,
+        null,
       ];
       expect(await transaction.commitWith([[RECORD_OUTCOME, params]], false)).toBe(1);
       expect(await dataSource.query('SELECT status FROM idempotency_keys WHERE key = $1', [key])).toEqual([
@@ -123,6 +124,7 @@ describe.each(['auto', 'public-api'] as const)(
         '[]',
         Buffer.from('{}'),
         60_000,
+        null,
       ];
       await expect(transaction.commitWith([[RECORD_OUTCOME, params]], false)).rejects.toThrow(/division by zero/);
       expect(

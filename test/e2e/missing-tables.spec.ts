@@ -154,7 +154,11 @@ describe('migrate on a database that holds the partitioned key table', () => {
         `SELECT indexname FROM pg_indexes WHERE tablename = 'idempotency_keys' ORDER BY indexname`,
       );
       await client.end();
-      expect(rows.map((row) => row.indexname)).toEqual(['idempotency_keys_leases_idx', 'idempotency_keys_pkey']);
+      expect(rows.map((row) => row.indexname)).toEqual([
+        'idempotency_keys_leases_idx',
+        'idempotency_keys_pkey',
+        'idempotency_keys_response_expires_at_idx',
+      ]);
     } finally {
       await database.drop();
     }

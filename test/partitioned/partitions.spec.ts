@@ -194,7 +194,7 @@ describe('the key table partitioned by expiry', () => {
         await sql(`UPDATE idempotency_keys SET locked_until = now() WHERE caller = $1`, [caller]);
         began = await databaseNow();
         const swept = await sweeper.sweep();
-        expect(swept).toEqual({ ran: true, deleted: 0, partitionsDropped: expect.any(Number) });
+        expect(swept).toEqual({ ran: true, deleted: 0, partitionsDropped: expect.any(Number), responsesDropped: 0 });
         expect(swept.partitionsDropped).toBeGreaterThanOrEqual(1);
         expect(await pastPartitions(began)).toEqual([]);
         expect(await keyRows(caller)).toHaveLength(0);
@@ -219,7 +219,7 @@ describe('the key table partitioned by expiry', () => {
             `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, expires_at) VALUES ('write', $1, 'POST /x', '\\x00', 'completed', now() + interval '20 seconds')`,
             [caller],
           );
-          const params = ['standing', caller, 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 20_000];
+          const params = ['standing', caller, 'POST /x', Buffer.alloc(32), 201, '[]', Buffer.from('{}'), 20_000, null];
           await expect(transaction.commitWith([[record, params]], false)).rejects.toThrow(/division by zero/);
           expect(await keyRows(caller)).toEqual([
             expect.objectContaining({ key: 'standing', state: 'completed', status: 201 }),

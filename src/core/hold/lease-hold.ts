@@ -68,7 +68,7 @@ export class LeaseHold implements KeyHold {
   async complete(response: StoredResponse, handlerFailed = false): Promise<Completion> {
     if (this.ended) return 'skipped';
     this.end();
-    const { scope, fingerprint, ttlMs } = this.request;
+    const { scope, fingerprint, ttlMs, tombstoneMs } = this.request;
     const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
     const params = [
       scope.row.key,
@@ -79,6 +79,7 @@ export class LeaseHold implements KeyHold {
       headers,
       body,
       ttlMs,
+      tombstoneMs ?? null,
     ];
     const effect = handlerFailed ? undefined : this.effect();
     if (effect === undefined) {

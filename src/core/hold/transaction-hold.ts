@@ -47,7 +47,7 @@ export class TransactionHold implements KeyHold {
   async complete(response: StoredResponse, handlerFailed: boolean): Promise<Completion> {
     if (this.ended) return 'skipped';
     this.ended = true;
-    const { scope, fingerprint, ttlMs } = this.request;
+    const { scope, fingerprint, ttlMs, tombstoneMs } = this.request;
     const [headers, body] = this.outcomes.columns(response, scope, fingerprint);
     const params = [
       scope.row.key,
@@ -58,6 +58,7 @@ export class TransactionHold implements KeyHold {
       headers,
       body,
       ttlMs,
+      tombstoneMs ?? null,
     ];
     const record: Statement = [this.record, params];
     if (takeCommitFault(scope.key)) {

@@ -12,7 +12,7 @@ import { KeyTable } from '../../store/table/key-table.js';
 import { reserveLease } from './lease-reservation.js';
 import { ReplayCache } from './replay-cache.js';
 import { DatabaseUnavailableError, RefusedByDatabaseError } from '../../hosts/database-failures.js';
-import { KEY_TABLE } from '../../store/table/module-tables.js';
+import { KEY_TABLE, KEY_TABLE_TOMBSTONES } from '../../store/table/module-tables.js';
 import { TablesNotMigratedError } from '../../store/table/tables-not-migrated.error.js';
 import type { IdempotentRequest } from '../../key/idempotent-request.js';
 import type { ScopedKey } from '../../key/scoped-key.js';
@@ -104,10 +104,18 @@ export class KeyReserver {
         return await this.reserveInDatabase(request, route, entry);
       } catch (error) {
         if (connectionLost(error)) this.cache.forgetOutcomes();
-        if (error instanceof RefusedByDatabaseError && UNDEFINED_TABLE_OR_COLUMN.test(error.sqlState ?? ''))
+        if (error instanceof RefusedByDatabaseError && error.sqlState === UNDEFINED_TABLE)
           throw new TablesNotMigratedError([`the key table is missing (${error.message})`], [KEY_TABLE], {
             cause: error,
           });
+        if (error instanceof RefusedByDatabaseError && error.sqlState === UNDEFINED_COLUMN)
+          throw new TablesNotMigratedError(
+            [`the key table lacks a column (${error.message})`],
+            [KEY_TABLE_TOMBSTONES],
+            {
+              cause: error,
+            },
+          );
         throw error;
       }
     });
@@ -166,8 +174,10 @@ export class KeyReserver {
   }
 }
 
-/** Undefined table, undefined column: the module's statements met a table no migration created. */
-const UNDEFINED_TABLE_OR_COLUMN = /^(42P01|42703)$/;
+/** The module's statements met a table no migration created. */
+const UNDEFINED_TABLE = '42P01';
+/** The module's statements met a key table created before the columns they use (tombstones'). */
+const UNDEFINED_COLUMN = '42703';
 
 /** What a lost connection (or a server that now only reads) looks like, the first sign of a failover. */
 const LOST_CONNECTION_STATE = /^(08|57P0)|^25006$/;

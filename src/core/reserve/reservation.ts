@@ -1,5 +1,6 @@
 import type { KeyHold } from '../hold/key-hold.js';
 import type { StoredResponse } from '../../store/stored-response.js';
+import type { Tombstone } from '../../store/tombstone.js';
 
 /** What reserving a key found. */
 export type Reservation =
@@ -10,7 +11,9 @@ export type Reservation =
   /** The key was used with another fingerprint. */
   | { kind: 'mismatch' }
   /** The key completed: replay `response`. */
-  | { kind: 'completed'; response: StoredResponse };
+  | { kind: 'completed'; response: StoredResponse }
+  /** The key completed, and its response was dropped at its ttl: nothing runs (`tombstone` on the entry). */
+  | { kind: 'tombstone'; tombstone: Tombstone };
 
 /** A reservation that did not get the key, and so ends here. */
 export type Refusal = Exclude<Reservation, { kind: 'held' }>;

@@ -4,6 +4,8 @@ import { PROBLEM_CONTENT_TYPE, ProblemType } from '../problems/problems.js';
 export interface KeyPolicy {
   readonly keyFormatText: string;
   readonly ttlMs: number;
+  /** How long after its request a key is kept as a tombstone, if it is. */
+  readonly tombstoneMs?: number;
 }
 
 /**
@@ -14,7 +16,11 @@ export function keyHeader(required: boolean, policy?: KeyPolicy, name = 'Idempot
   const description = policy
     ? `A unique key for this operation (${policy.keyFormatText}), the same on every retry. A retry of a completed ` +
       'request gets the first answer again, byte for byte, with `Idempotent-Replayed: true`. A key is kept for ' +
-      `${spelledDuration(policy.ttlMs)} after its request; a request with it after that runs as a new one.`
+      (policy.tombstoneMs === undefined
+        ? `${spelledDuration(policy.ttlMs)} after its request; a request with it after that runs as a new one.`
+        : `${spelledDuration(policy.ttlMs)} after its request with its answer, then without it until ` +
+          `${spelledDuration(policy.tombstoneMs)} after its request (a retry meanwhile runs nothing and is answered ` +
+          'that the key expired); a request with it after that runs as a new one.')
     : 'A unique key for this operation, the same on every retry. A retry of a completed request gets the first ' +
       'answer again, byte for byte, with `Idempotent-Replayed: true`.';
   return {
@@ -46,12 +52,41 @@ export const REPLAYED_RESPONSE_HEADER = {
   schema: { type: 'string', enum: ['true'] },
 };
 
+/** The header that tells when the key expires (`KEY_EXPIRES_HEADER`), on a keyed answer of a route with `expiryHeader`. */
+export const KEY_EXPIRES_RESPONSE_HEADER = {
+  description:
+    'When the Idempotency-Key of this request expires (an HTTP-date): until then a retry with it gets this answer ' +
+    "(or, past the response's own retention, that the key completed); after it, a request with the key runs as a new one.",
+  schema: { type: 'string' },
+};
+
+/** The 410 of a route that keeps tombstones: a retry after its key's ttl, which ran nothing. */
+export const KEY_EXPIRED_RESPONSE: ProblemResponse = [
+  410,
+  "This Idempotency-Key completed longer ago than its response is kept: nothing ran; the problem's `completedAt`, `responseExpiredAt`, `keyExpiresAt` and `recordedStatus` say when and how it completed.",
+  [ProblemType.KeyExpired],
+  undefined,
+  {
+    completedAt: { type: 'string', format: 'date-time' },
+    responseExpiredAt: { type: 'string', format: 'date-time' },
+    keyExpiresAt: { type: 'string', format: 'date-time' },
+    recordedStatus: { type: 'integer' },
+  },
+];
+
 const RETRY_AFTER = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
 };
 
 /** A status the module answers with, its description, its problem types, its headers. */
-export type ProblemResponse = [status: number, description: string, types: ProblemType[], headers?: object];
+export type ProblemResponse = [
+  status: number,
+  description: string,
+  types: ProblemType[],
+  headers?: object,
+  /** The problem type's own members, as schema properties. */
+  members?: Record<string, object>,
+];
 
 /** Every answer the module adds to an `@Idempotent()` route, as `application/problem+json`. */
 export const PROBLEM_RESPONSES: readonly ProblemResponse[] = [
@@ -72,7 +107,7 @@ export const PROBLEM_RESPONSES: readonly ProblemResponse[] = [
 ];
 
 /** The OpenAPI response of a problem the route does not document itself. */
-export function problemResponse([status, description, types, headers]: ProblemResponse): object {
+export function problemResponse([status, description, types, headers, members]: ProblemResponse): object {
   return {
     description,
     content: {
@@ -85,6 +120,7 @@ export function problemResponse([status, description, types, headers]: ProblemRe
             title: { type: 'string' },
             status: { type: 'integer', enum: [status] },
             detail: { type: 'string' },
+            ...members,
           },
         },
       },

@@ -1,11 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DECORATORS, type OpenAPIObject, type SwaggerDocumentOptions, SwaggerModule } from '@nestjs/swagger';
-import { REPLAYED_HEADER } from '../../idempotency.constants.js';
+import { KEY_EXPIRES_HEADER, REPLAYED_HEADER } from '../../idempotency.constants.js';
 import { IdempotentRoutes } from '../idempotent-routes.js';
 import { PATH_METADATA } from '../route-check/nest-route-metadata.js';
 import { API_IDEMPOTENT, type ApiIdempotentOptions } from './api-idempotent.decorator.js';
 import {
+  KEY_EXPIRED_RESPONSE,
+  KEY_EXPIRES_RESPONSE_HEADER,
   keyHeader,
   type KeyPolicy,
   PROBLEM_RESPONSES,
@@ -29,6 +31,10 @@ interface Mark {
   /** The request header that carries the key; none when the route reads it from the body or with a function. */
   header?: string;
   status?: number;
+  /** Keyed answers carry `Idempotency-Key-Expires`. */
+  expiryHeader: boolean;
+  /** A tombstone is answered 410 (the route keeps tombstones, and its caller is not one name). */
+  answersKeyExpired: boolean;
 }
 
 /**
@@ -92,9 +98,11 @@ function markIdempotentRoutes(app: INestApplication): Map<Function, unknown> {
       marked.set(handler, extensions);
       const mark: Mark = {
         required: explicit?.required ?? route.required,
-        policy: { keyFormatText: route.keys.text, ttlMs: route.ttlMs },
+        policy: { keyFormatText: route.keys.text, ttlMs: route.ttlMs, tombstoneMs: route.tombstoneMs },
         header: route.keySource.kind === 'header' ? route.keySource.name : undefined,
         status: Reflect.getMetadata(HTTP_CODE_METADATA, handler),
+        expiryHeader: route.expiryHeader,
+        answersKeyExpired: route.tombstoneMs !== undefined && !route.namedCaller,
       };
       Reflect.defineMetadata(DECORATORS.API_EXTENSION, { ...extensions, [MARK]: mark }, handler);
     }
@@ -123,10 +131,11 @@ function documentKeyHeader(
  * Adds what the module answers to one operation, keeping what the route documents; a route that
  * documents no success response gets its own (`status`), to carry the replay header.
  */
-function documentOperation(operation: Operation, { required, policy, header: name }: Mark, status: number): void {
+function documentOperation(operation: Operation, mark: Mark, status: number): void {
+  const { required, policy, header: name } = mark;
   if (name !== undefined) documentKeyHeader((operation.parameters ??= []), name, required, policy);
   const responses = (operation.responses ??= {});
-  for (const response of PROBLEM_RESPONSES) {
+  for (const response of mark.answersKeyExpired ? [...PROBLEM_RESPONSES, KEY_EXPIRED_RESPONSE] : PROBLEM_RESPONSES) {
     const [status, description] = response;
     const documented = responses[status];
     responses[status] = documented
@@ -137,6 +146,9 @@ function documentOperation(operation: Operation, { required, policy, header: nam
   for (const [code, response] of Object.entries(responses)) {
     if (/^2/.test(code) && !response.headers?.[REPLAYED_HEADER]) {
       response.headers = { ...response.headers, [REPLAYED_HEADER]: REPLAYED_RESPONSE_HEADER };
+    }
+    if (mark.expiryHeader && /^2|^410$/.test(code) && !response.headers?.[KEY_EXPIRES_HEADER]) {
+      response.headers = { ...response.headers, [KEY_EXPIRES_HEADER]: KEY_EXPIRES_RESPONSE_HEADER };
     }
   }
 }

@@ -31,6 +31,7 @@ export interface RouteRules {
   readonly scopedByHost: boolean;
   readonly fingerprint?: FingerprintOption;
   readonly ttlMs: number;
+  readonly tombstoneMs?: number;
 }
 
 /**
@@ -71,6 +72,7 @@ export function readIdempotentRequest(
     anonymous: settings.anonymousCallers,
     endpoint: { prefix: `${method} `, name: `${host}${routedPath(request) ?? sentPath}` },
     ttlMs: route.ttlMs,
+    tombstoneMs: route.tombstoneMs,
     keyStorage: settings.keyStorage,
     fingerprint: () => fingerprintRequest(input, route.fingerprint),
   });

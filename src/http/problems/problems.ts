@@ -1,4 +1,5 @@
 import { HttpException } from '@nestjs/common';
+import type { Tombstone } from '../../core/run-outcome.js';
 import { type MalformedKey, refusalText } from '../../key/key-header.js';
 
 /** The stable `type` URI of every problem this module answers with (RFC 9457). */
@@ -7,6 +8,7 @@ export enum ProblemType {
   KeyMalformed = 'urn:nestjs-pg-idempotency:key-malformed',
   KeyInUse = 'urn:nestjs-pg-idempotency:key-in-use',
   KeyReused = 'urn:nestjs-pg-idempotency:key-reused',
+  KeyExpired = 'urn:nestjs-pg-idempotency:key-expired',
   CallerUnidentified = 'urn:nestjs-pg-idempotency:caller-unidentified',
   EndpointTooLong = 'urn:nestjs-pg-idempotency:endpoint-too-long',
   BodyTooDeep = 'urn:nestjs-pg-idempotency:body-too-deep',
@@ -27,6 +29,7 @@ const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
   [ProblemType.KeyMalformed]: { status: 400, title: 'Idempotency key malformed' },
   [ProblemType.KeyInUse]: { status: 409, title: 'A request with this idempotency key is in progress' },
   [ProblemType.KeyReused]: { status: 422, title: 'Idempotency key reused with a different request' },
+  [ProblemType.KeyExpired]: { status: 410, title: 'Idempotency key completed, its response no longer kept' },
   [ProblemType.CallerUnidentified]: { status: 401, title: 'Caller not identified' },
   [ProblemType.EndpointTooLong]: { status: 414, title: 'Request path too long for an idempotent request' },
   [ProblemType.BodyTooDeep]: { status: 400, title: 'Request body nested too deeply' },
@@ -51,12 +54,13 @@ const stackTraceLimitWritable = (() => {
 /** The media type of every problem body. */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
-/** An RFC 9457 problem body. */
+/** An RFC 9457 problem body, with a problem type's own members (`key-expired`'s times). */
 export interface ProblemDetails {
   type: string;
   title: string;
   status: number;
   detail: string;
+  [member: string]: unknown;
 }
 
 /**
@@ -68,9 +72,14 @@ export class IdempotencyProblem extends HttpException {
   readonly problem: ProblemDetails;
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(type: ProblemType, detail: string, headers: Readonly<Record<string, string>> = {}) {
+  constructor(
+    type: ProblemType,
+    detail: string,
+    headers: Readonly<Record<string, string>> = {},
+    members?: Readonly<Record<string, unknown>>,
+  ) {
     const { status, title } = PROBLEMS[type];
-    const problem = { type, title, status, detail };
+    const problem: ProblemDetails = { type, title, status, detail, ...members };
     // A 4xx problem is an answer to the client, not a fault of the server: its stack would name
     // only the framework's frames, and capturing it is most of what constructing one costs (a
     // storm of duplicates answered 409 builds thousands). Only its message line is kept. 5xx
@@ -123,6 +132,19 @@ export const Problems = {
     new IdempotencyProblem(
       ProblemType.KeyReused,
       'this Idempotency-Key was already used with a different request payload; use a new key for a new request',
+    ),
+  /**
+   * A retry after the key's ttl met its tombstone: the request completed long ago and ran nothing
+   * now; its times and recorded status are members of the problem.
+   */
+  keyExpired: (tombstone: Tombstone, headers: Readonly<Record<string, string>> = {}) =>
+    new IdempotencyProblem(
+      ProblemType.KeyExpired,
+      `this Idempotency-Key completed at ${tombstone.completedAt.toISOString()} (status ${tombstone.status}); ` +
+        `its response was kept until ${tombstone.responseExpiredAt.toISOString()} and is gone, so it cannot be replayed, ` +
+        'and the request was not run again',
+      headers,
+      tombstoneMembers(tombstone),
     ),
   callerUnidentified: () =>
     new IdempotencyProblem(
@@ -217,6 +239,16 @@ export const Problems = {
       'the handler of this @Idempotent() request was started a second time (an interceptor retried it); it runs once per request, so the retry was refused and nothing is kept',
     ),
 } as const;
+
+/** What a tombstone tells, as members of the answer that meets it. */
+export function tombstoneMembers({ completedAt, responseExpiredAt, expiresAt, status }: Tombstone) {
+  return {
+    completedAt: completedAt.toISOString(),
+    responseExpiredAt: responseExpiredAt.toISOString(),
+    keyExpiresAt: expiresAt.toISOString(),
+    recordedStatus: status,
+  };
+}
 
 const UNAVAILABLE = {
   reserving: 'the idempotency store cannot be reached',

@@ -1,8 +1,9 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import { REPLAYED_HEADER } from '../../idempotency.constants.js';
+import type { Tombstone } from '../../core/run-outcome.js';
+import { KEY_EXPIRES_HEADER, REPLAYED_HEADER } from '../../idempotency.constants.js';
 import { redact, type Redaction } from '../../store/redaction.js';
 import type { StoredResponse } from '../../store/stored-response.js';
-import { PROBLEM_CONTENT_TYPE, type ProblemDetails } from '../problems/problems.js';
+import { PROBLEM_CONTENT_TYPE, type ProblemDetails, ProblemType, tombstoneMembers } from '../problems/problems.js';
 import type { CapturedResponse, ResponseReplacement } from './response-capture.js';
 
 /**
@@ -24,6 +25,34 @@ export function replayOf(stored: StoredResponse, allowed: ReadonlySet<string>): 
     status: stored.status,
     headers: [...stored.headers, [REPLAYED_HEADER, 'true']],
     body: stored.body,
+    drop: dropped(allowed),
+  };
+}
+
+/** The key's expiry as the `Idempotency-Key-Expires` value: an HTTP-date, whole seconds, never past the row's. */
+export function keyExpiresValue(expiresAt: number | Date): string {
+  return new Date(expiresAt).toUTCString();
+}
+
+/** `Idempotency-Key-Expires` of a tombstone, for a route whose answers carry it. */
+export function expiryHeaders(tombstone: Tombstone, route: { expiryHeader: boolean }): Record<string, string> {
+  return route.expiryHeader ? { [KEY_EXPIRES_HEADER]: keyExpiresValue(tombstone.expiresAt) } : {};
+}
+
+/**
+ * A named caller's route (a webhook provider's) answers its tombstone 200, as a provider takes
+ * any other status for a failed delivery: what the tombstone tells, as JSON.
+ */
+export function tombstoneAcknowledgement(
+  tombstone: Tombstone,
+  route: { expiryHeader: boolean },
+  allowed: ReadonlySet<string>,
+): ResponseReplacement {
+  const body = { type: ProblemType.KeyExpired, ...tombstoneMembers(tombstone) };
+  return {
+    status: 200,
+    headers: [['content-type', 'application/json; charset=utf-8'], ...Object.entries(expiryHeaders(tombstone, route))],
+    body: Buffer.from(JSON.stringify(body)),
     drop: dropped(allowed),
   };
 }

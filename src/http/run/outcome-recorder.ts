@@ -3,11 +3,15 @@ import type { HeldRun } from '../../core/held-run.js';
 import type { IdempotencySettings, RouteSettings } from '../../options/settings.js';
 import { type IdempotencyProblem, Problems } from '../problems/problems.js';
 import { problemHeaders } from '../problems/problem-headers.js';
-import { problemReplacement, toStoredResponse } from '../response/replay.js';
+import { keyExpiresValue, problemReplacement, toStoredResponse } from '../response/replay.js';
+import { KEY_EXPIRES_HEADER } from '../../idempotency.constants.js';
 import type { CapturedResponse, ResponseReplacement } from '../response/response-capture.js';
 import { type Answer, decide, type Replacement, replacementAfter } from './outcome-decision.js';
 
 const logger = new Logger('Idempotency');
+
+/** Node keeps header names lower-case. */
+const KEY_EXPIRES_HEADER_NAME = KEY_EXPIRES_HEADER.toLowerCase();
 
 /**
  * The HTTP entry's conclusion of one run: the captured answer read as `decide()`'s outcome, the
@@ -35,6 +39,10 @@ export class OutcomeRecorder {
       storable: route.storeResponse(captured.status),
       fits: captured.body.length <= route.maxResponseBytes,
     });
+    // The key's expiry goes out with the answer it records, and is stored with it for replays;
+    // read before the row's is written, it never names a time after the row's.
+    if (decision.action === 'record' && route.expiryHeader)
+      captured.headers[KEY_EXPIRES_HEADER_NAME] = keyExpiresValue(Date.now() + (route.tombstoneMs ?? route.ttlMs));
     const carried = await run.conclude(
       decision.action === 'record' ? { ...decision, status: captured.status } : decision,
       () => toStoredResponse(captured, settings.replayHeaders, route.redaction),

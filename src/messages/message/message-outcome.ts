@@ -7,6 +7,8 @@ export type MessageOutcome =
   | { kind: 'executed'; reply: unknown }
   /** A duplicate of a completed key: not run; `reply` is the stored reply (a request-reply pattern answers it). */
   | { kind: 'duplicate'; reply: unknown }
+  /** A duplicate of a key that completed longer ago than its ttl, its tombstone kept (`tombstone`): not run, acked; its reply is gone. */
+  | { kind: 'tombstone'; completedAt: Date }
   /** A duplicate of a key recorded as failed (a poison message dead-lettered before): not run. */
   | { kind: 'failed-before'; error: string }
   /** The key is held by another delivery right now: neither run nor acked. */
@@ -34,6 +36,7 @@ export function settlementOf(outcome: MessageOutcome): Settlement {
   switch (outcome.kind) {
     case 'executed':
     case 'duplicate':
+    case 'tombstone':
     case 'failed-before':
       return 'ack';
     case 'held':

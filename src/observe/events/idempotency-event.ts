@@ -39,6 +39,11 @@ export type IdempotencyEvent =
   /** The key came back with another payload: 422 (a message: dead-lettered, not run). */
   | ({ type: 'mismatch'; handler: string } & Transported)
   /**
+   * The key came back after its ttl and met its tombstone (`tombstone` on the entry): nothing ran,
+   * 410 (a provider's route: 200; a message: acked). `status` is the one recorded.
+   */
+  | ({ type: 'tombstone'; handler: string; status: number } & Transported)
+  /**
    * No key was taken, nothing ran: the app is shutting down (503 `shutting-down`), the store
    * could not be reached (503 `store-unavailable`), the recorded outcome cannot be opened (503
    * `outcome-unreadable`), or the key table does not exist (500 `store-not-migrated`). A message
@@ -62,8 +67,11 @@ export type IdempotencyEvent =
       status?: number;
       durationMs: number;
     } & Transported)
-  /** A sweep deleted expired rows (on the partitioned table: dropped `partitionsDropped` partitions whole). */
-  | { type: 'swept'; deleted: number; partitionsDropped?: number; durationMs: number }
+  /**
+   * A sweep deleted expired rows (on the partitioned table: dropped `partitionsDropped` partitions
+   * whole), and dropped the responses of `responsesDropped` keys past their ttl kept as tombstones.
+   */
+  | { type: 'swept'; deleted: number; partitionsDropped?: number; responsesDropped?: number; durationMs: number }
   /**
    * The outbox's relay published a staged message (`sent`: the broker confirmed it; `failed`: it
    * is tried again later). `lagMs`: from its commit (the staging statement, sent with the COMMIT) to the broker's answer.

@@ -8,7 +8,7 @@ import type { Attributes, OtelApi, OtelSpan, OtelTracer } from './open-telemetry
 export type TracedStage = 'reserve' | 'run' | 'record' | 'replay';
 
 /** What a request's outcome is called on its spans (`idempotency.outcome`). */
-export type TracedOutcome = 'executed' | 'replayed' | 'conflict' | 'mismatch' | 'refused' | 'released';
+export type TracedOutcome = 'executed' | 'replayed' | 'conflict' | 'mismatch' | 'tombstone' | 'refused' | 'released';
 
 /** What telemetry reads of the module's settings (`IdempotencySettings` has it). */
 interface TelemetrySettings {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { IdempotencyError } from '../../idempotency.errors.js';
-import { CREATE_IDEMPOTENCY_KEYS } from '../../store/migrations/idempotency-keys.schema.js';
+import { ADD_TOMBSTONE_COLUMNS, CREATE_IDEMPOTENCY_KEYS } from '../../store/migrations/idempotency-keys.schema.js';
 import { CREATE_PARTITIONED_IDEMPOTENCY_KEYS } from '../../store/migrations/idempotency-keys-partitioned.schema.js';
 import { CREATE_IDEMPOTENCY_OUTBOX } from '../../store/migrations/idempotency-outbox.schema.js';
 
@@ -49,6 +49,13 @@ export async function migrate(run: RunSql, { partitioned, outbox, files }: Migra
       );
     } else {
       lines.push(`present: idempotency_keys${kind === 'p' ? ' (partitioned by expiry)' : ''}`);
+      const { rows } = await run(
+        `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass('idempotency_keys') AND attname = ANY('{response_expires_at,completed_at}') AND NOT attisdropped`,
+      );
+      if (rows[0]?.n !== 2) {
+        for (const statement of ADD_TOMBSTONE_COLUMNS) await run(statement);
+        lines.push('applied: idempotency_keys tombstone columns (1796860800000-add-idempotency-tombstones.sql)');
+      }
     }
     if (outbox) {
       const { rows } = await run(`SELECT to_regclass('idempotency_outbox') IS NOT NULL AS present`);

@@ -16,7 +16,7 @@ import type { IdempotencySettings } from '../../options/settings.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { TablesNotMigratedError } from '../../store/table/tables-not-migrated.error.js';
 import { KeyPartitions } from './key-partitions.js';
-import { SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
+import { DROP_RESPONSES_BATCH, SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
 
 /**
  * How long one statement of a sweep may take before it is given up and its connection destroyed:
@@ -36,10 +36,13 @@ export interface SweepResult {
   deleted: number;
   /** On the partitioned table: partitions dropped whole (rows are never deleted one by one there). */
   partitionsDropped?: number;
+  /** Keys past their ttl kept as tombstones whose response was dropped. */
+  responsesDropped: number;
 }
 
 /**
- * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`; on the partitioned
+ * Deletes expired keys in batches of `sweepBatchSize`, every `sweepInterval`, then drops the
+ * responses of keys past their ttl kept as tombstones (`tombstone`); on the partitioned
  * table, creates partitions ahead and drops those wholly past instead (`KeyPartitions`), and at
  * bootstrap creates the partitions the longest ttl needs before any key is reserved (then opens
  * the module, `ModuleReadiness`), and again before a longer ttl's first key after bootstrap.
@@ -142,32 +145,60 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
       deleted += batch;
       last = result.last ?? last;
     } while (batch === this.settings.sweepBatchSize);
-    if (!ran) return { ran: false, deleted: 0 };
+    if (!ran) return { ran: false, deleted: 0, responsesDropped: 0 };
+    const responsesDropped = await this.dropResponses();
     const durationMs = performance.now() - startedAt;
     if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
-    this.events.emit({ type: 'swept', deleted, durationMs });
-    return { ran: true, deleted };
+    this.events.emit({ type: 'swept', deleted, responsesDropped, durationMs });
+    return { ran: true, deleted, responsesDropped };
+  }
+
+  /**
+   * Drops, in batches, the responses of keys past their ttl kept as tombstones (their rows stay
+   * until they expire). Run by the instance whose sweep ran; batches skip rows a writer holds.
+   */
+  private async dropResponses(): Promise<number> {
+    const { signal } = this.stopping;
+    let dropped = 0;
+    let batch = 0;
+    do {
+      if (this.shuttingDown) break;
+      try {
+        const answer = await this.host.runAlone(
+          'a sweep statement',
+          [DROP_RESPONSES_BATCH, [this.settings.sweepBatchSize]],
+          { timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS, signal },
+        );
+        batch = answer.rows[0].dropped;
+      } catch (error) {
+        if (signal.aborted) break;
+        throw error;
+      }
+      dropped += batch;
+    } while (batch === this.settings.sweepBatchSize);
+    return dropped;
   }
 
   private async runOnPartitions(): Promise<SweepResult> {
-    if (this.shuttingDown) return { ran: false, deleted: 0 };
+    if (this.shuttingDown) return { ran: false, deleted: 0, responsesDropped: 0 };
     const startedAt = performance.now();
     const { signal } = this.stopping;
     let maintained: { ran: boolean; dropped: number };
     try {
       maintained = await this.partitions.maintain({ timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS, signal });
     } catch (error) {
-      if (signal.aborted) return { ran: false, deleted: 0 };
+      if (signal.aborted) return { ran: false, deleted: 0, responsesDropped: 0 };
       throw error;
     }
-    if (!maintained.ran) return { ran: false, deleted: 0 };
+    if (!maintained.ran) return { ran: false, deleted: 0, responsesDropped: 0 };
+    const responsesDropped = await this.dropResponses();
     const durationMs = performance.now() - startedAt;
     const partitionsDropped = maintained.dropped;
     if (partitionsDropped > 0)
       this.logger.log(
         `dropped ${partitionsDropped} expired partitions of idempotency_keys in ${Math.round(durationMs)} ms`,
       );
-    this.events.emit({ type: 'swept', deleted: 0, partitionsDropped, durationMs });
-    return { ran: true, deleted: 0, partitionsDropped };
+    this.events.emit({ type: 'swept', deleted: 0, partitionsDropped, responsesDropped, durationMs });
+    return { ran: true, deleted: 0, partitionsDropped, responsesDropped };
   }
 }

@@ -1,5 +1,5 @@
 import type { SqlStatement } from '../../hosts/database-host.js';
-import { EXPIRED } from '../../store/table/key-table.sql.js';
+import { EXPIRED, TOMBSTONE } from '../../store/table/key-table.sql.js';
 
 /** The sweeper's advisory lock, taken by each batch for its own statement: one instance deletes at a time. */
 export const SWEEP_LOCK_ID = '7493712083646152801';
@@ -35,4 +35,30 @@ swept AS (
 )
 SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::int AS deleted,
        (SELECT max(expires_at) FROM swept)::text AS last`,
+};
+
+/**
+ * Drops the responses of one batch ($1 at most) of tombstones: completed keys past their ttl whose
+ * row is kept longer (`tombstone` on their entry). Their status, `completed_at` and
+ * `response_expires_at` stay until the row expires. Read from the partial index of such rows that
+ * still hold a response; rows locked by a writer are skipped, never waited on. Plain and
+ * partitioned tables alike (on the partitioned table the row is found by its key, in its
+ * partition). Returns `dropped`.
+ */
+export const DROP_RESPONSES_BATCH: SqlStatement = {
+  name: 'nestjs_pg_idempotency_drop_responses_v1',
+  types: ['int'],
+  whole: true,
+  text: `
+WITH dropped AS (
+  UPDATE idempotency_keys AS k SET response_body = NULL, response_headers = NULL
+  WHERE (k.key, k.caller, k.endpoint, k.expires_at) IN (
+    SELECT key, caller, endpoint, expires_at FROM idempotency_keys
+    WHERE response_expires_at <= now() AND response_expires_at IS NOT NULL AND response_body IS NOT NULL
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+  ) AND ${TOMBSTONE} AND k.response_body IS NOT NULL
+  RETURNING 1
+)
+SELECT count(*)::int AS dropped FROM dropped`,
 };

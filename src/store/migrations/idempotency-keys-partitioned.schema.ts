@@ -1,4 +1,4 @@
-import { KEY_TABLE_COLUMNS } from './idempotency-keys.schema.js';
+import { ADD_TOMBSTONE_COLUMNS, KEY_TABLE_COLUMNS } from './idempotency-keys.schema.js';
 
 /**
  * The DDL of the opt-in partitioned `idempotency_keys`: the same columns as the plain table
@@ -21,4 +21,5 @@ ${KEY_TABLE_COLUMNS},
   PRIMARY KEY (key, caller, endpoint, expires_at)
 ) PARTITION BY RANGE (expires_at)`,
   `CREATE INDEX IF NOT EXISTS idempotency_keys_leases_idx ON idempotency_keys (locked_until) WHERE state = 'in_progress'`,
+  ...ADD_TOMBSTONE_COLUMNS,
 ];

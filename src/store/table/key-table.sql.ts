@@ -17,6 +17,12 @@ export const LIVE_LEASE = `(k.state = 'in_progress' AND k.locked_until > now())`
 export const EXPIRED = `(k.expires_at <= now() AND NOT ${LIVE_LEASE})`;
 
 /**
+ * A completed row past its ttl kept as a tombstone (`tombstone` on its entry): its response is
+ * gone (or goes at the next sweep), and a retry runs nothing until the row expires.
+ */
+export const TOMBSTONE = `(k.state = 'completed' AND k.response_expires_at <= now())`;
+
+/**
  * Whether the row `k` may be taken over by a request whose fingerprint is `fingerprint`: past its
  * ttl, or a lease that ended (same fingerprint). Any other row stands.
  */

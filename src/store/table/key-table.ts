@@ -4,6 +4,7 @@ import { KEY_TABLE_KIND } from './key-table.sql.js';
 import { type KeyTableStrategy, PARTITIONED_TABLE, PLAIN_TABLE } from './key-table-strategy.js';
 import {
   KEY_TABLE,
+  KEY_TABLE_TOMBSTONES,
   missingPart,
   type ModuleTable,
   OUTBOX_TABLE,
@@ -49,14 +50,25 @@ export class KeyTable {
    * with `outbox`): `TablesNotMigratedError` when one is missing or lacks a column the module uses.
    */
   async verify(outbox: boolean): Promise<KeyTableStrategy> {
-    const tables: ModuleTable[] = outbox ? [KEY_TABLE, OUTBOX_TABLE] : [KEY_TABLE];
+    const tables: ModuleTable[] = outbox
+      ? [KEY_TABLE, KEY_TABLE_TOMBSTONES, OUTBOX_TABLE]
+      : [KEY_TABLE, KEY_TABLE_TOMBSTONES];
     const { rows } = await this.host.runAlone(
       'looking up the module tables',
-      [TABLES_SHAPE, [tables.map((table) => table.name)]],
+      [TABLES_SHAPE, [[...new Set(tables.map((table) => table.name))]]],
       { timeoutMs: LOOKUP_TIMEOUT_MS },
     );
     const shapes = rows as TableShape[];
     const missing = tables.flatMap((table) => {
+      // A key table that is not there at all is told once, by its creating migration.
+      if (
+        table === KEY_TABLE_TOMBSTONES &&
+        missingPart(
+          KEY_TABLE,
+          shapes.find((s) => s.name === KEY_TABLE.name),
+        )
+      )
+        return [];
       const part = missingPart(
         table,
         shapes.find((shape) => shape.name === table.name),

@@ -33,6 +33,15 @@ export const KEY_TABLE: ModuleTable = {
   cliFlags: '',
 };
 
+/** What a key table created before tombstones lacks, and the migration that adds it. */
+export const KEY_TABLE_TOMBSTONES: ModuleTable = {
+  name: 'idempotency_keys',
+  columns: ['response_expires_at', 'completed_at'],
+  sqlFile: '1796860800000-add-idempotency-tombstones.sql',
+  migrationClass: 'AddIdempotencyTombstones1796860800000',
+  cliFlags: '',
+};
+
 export const OUTBOX_TABLE: ModuleTable = {
   name: 'idempotency_outbox',
   columns: [

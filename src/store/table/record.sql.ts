@@ -1,6 +1,22 @@
 import type { SqlStatement } from '../../hosts/database-host.js';
 import { takeable } from './key-table.sql.js';
 
+/** The columns a recording writes, in `KEPT_UNTIL`'s order at the end. */
+const RECORDED_COLUMNS =
+  'key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at, response_expires_at, completed_at';
+
+/**
+ * `expires_at`, `response_expires_at` and `completed_at` of a key completed now, with the ttl
+ * `ttl` (ms) and the tombstone `tombstone` (ms, NULL for none): without a tombstone the row and
+ * its response go at the ttl's end; with one, the response goes then, and the row (that the key
+ * completed, when and with which status) at the tombstone's end, counted from the completion.
+ */
+function KEPT_UNTIL(ttl: string, tombstone: string): string {
+  return `clock_timestamp() + coalesce(${tombstone}::bigint, ${ttl}::bigint) * interval '1 millisecond',
+    CASE WHEN ${tombstone}::bigint IS NULL THEN NULL ELSE clock_timestamp() + ${ttl}::bigint * interval '1 millisecond' END,
+    CASE WHEN ${tombstone}::bigint IS NULL THEN NULL ELSE clock_timestamp() END`;
+}
+
 /**
  * Transactional mode, last statement before COMMIT: writes the key's row with its outcome,
  * `INSERT … ON CONFLICT`, taking over in the same statement a row that is in the way and
@@ -10,19 +26,20 @@ import { takeable } from './key-table.sql.js';
  * writes nothing, and then the statement fails (a division by zero over the empty result), so
  * that the transaction never commits the handler's writes without its key's row: the unique key,
  * not only the lock, guards exactly-once. Params: key, caller, endpoint, fingerprint, status,
- * headers, body, ttl ms ($8).
+ * headers, body, ttl ms ($8), tombstone ms ($9: NULL for none; see `KEPT_UNTIL`).
  */
 export const RECORD_OUTCOME: SqlStatement = {
-  name: 'nestjs_pg_idempotency_record_outcome_v1',
-  types: ['varchar', 'text', 'text', 'bytea', 'smallint', 'jsonb', 'bytea', 'bigint'],
+  name: 'nestjs_pg_idempotency_record_outcome_v2',
+  types: ['varchar', 'text', 'text', 'bytea', 'smallint', 'jsonb', 'bytea', 'bigint', 'bigint'],
   text: `
 WITH recorded AS (
-  INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
-  VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond')
+  INSERT INTO idempotency_keys AS k (${RECORDED_COLUMNS})
+  VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, ${KEPT_UNTIL('$8', '$9')})
   ON CONFLICT (key, caller, endpoint) DO UPDATE
     SET fingerprint = EXCLUDED.fingerprint, state = 'completed', status = EXCLUDED.status,
         response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body,
-        locked_until = NULL, lease_token = NULL, created_at = now(), expires_at = EXCLUDED.expires_at
+        locked_until = NULL, lease_token = NULL, created_at = now(), expires_at = EXCLUDED.expires_at,
+        response_expires_at = EXCLUDED.response_expires_at, completed_at = EXCLUDED.completed_at
     WHERE ${takeable('EXCLUDED.fingerprint')}
   RETURNING 1
 )
@@ -34,8 +51,8 @@ SELECT 1 / count(*)::int AS recorded FROM recorded`,
  * the key stands in the way (not `takeable`), then a division by zero when nothing was written.
  */
 const RECORDED_UNLESS_STANDING = `recorded AS (
-  INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, response_headers, response_body, expires_at)
-  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, clock_timestamp() + $8::bigint * interval '1 millisecond'
+  INSERT INTO idempotency_keys (${RECORDED_COLUMNS})
+  SELECT $1, $2, $3, $4, 'completed', $5, $6, $7, ${KEPT_UNTIL('$8', '$9')}
   WHERE NOT EXISTS (
     SELECT 1 FROM idempotency_keys AS k
     WHERE key = $1 AND caller = $2 AND endpoint = $3 AND NOT coalesce(${takeable('$4')}, false)
@@ -53,7 +70,7 @@ SELECT 1 / count(*)::int AS recorded FROM recorded`;
  * lookup is the uniqueness check. Same params.
  */
 export const RECORD_OUTCOME_PARTITIONED: SqlStatement = {
-  name: 'nestjs_pg_idempotency_record_outcome_partitioned_v1',
+  name: 'nestjs_pg_idempotency_record_outcome_partitioned_v2',
   types: RECORD_OUTCOME.types,
   text: `
 WITH replaced AS (
@@ -71,20 +88,23 @@ ${RECORDED_UNLESS_STANDING}`,
  * zero) when one does. Same params.
  */
 export const RECORD_FRESH_OUTCOME_PARTITIONED: SqlStatement = {
-  name: 'nestjs_pg_idempotency_record_fresh_outcome_partitioned_v1',
+  name: 'nestjs_pg_idempotency_record_fresh_outcome_partitioned_v2',
   types: RECORD_OUTCOME.types,
   text: `
 WITH ${RECORDED_UNLESS_STANDING}`,
 };
 
-/** Records a lease holder's outcome, only while the row carries its fencing token. */
+/**
+ * Records a lease holder's outcome, only while the row carries its fencing token. Params: key,
+ * caller, endpoint, token, status, headers, body, ttl ms, tombstone ms (NULL for none).
+ */
 export const COMPLETE_LEASE: SqlStatement = {
-  name: 'nestjs_pg_idempotency_complete_lease_v2',
-  types: ['varchar', 'text', 'text', 'bigint', 'smallint', 'jsonb', 'bytea', 'bigint'],
+  name: 'nestjs_pg_idempotency_complete_lease_v3',
+  types: ['varchar', 'text', 'text', 'bigint', 'smallint', 'jsonb', 'bytea', 'bigint', 'bigint'],
   text: `
 UPDATE idempotency_keys
 SET state = 'completed', status = $5, response_headers = $6, response_body = $7, locked_until = NULL,
-    expires_at = clock_timestamp() + $8::bigint * interval '1 millisecond'
+    (expires_at, response_expires_at, completed_at) = (SELECT ${KEPT_UNTIL('$8', '$9')})
 WHERE key = $1 AND caller = $2 AND endpoint = $3 AND lease_token = $4::bigint AND state = 'in_progress'`,
 };
 

@@ -1,5 +1,5 @@
 import type { SqlStatement } from '../../hosts/database-host.js';
-import { EXPIRED, takeable } from './key-table.sql.js';
+import { EXPIRED, takeable, TOMBSTONE } from './key-table.sql.js';
 
 /**
  * Transactional mode, first statement: the key's advisory lock, held until the transaction
@@ -14,18 +14,23 @@ export const LOCK_KEY: SqlStatement = {
 
 /**
  * The row of a scoped key, live or not, and what stands in a reservation's way: completed (replay
- * it), under a running lease (409), or `takeable` by this request (expired, or a lease that
- * ended with the same fingerprint). Params: key, caller, endpoint, fingerprint.
+ * it, or, past its ttl, answer its `tombstone`), under a running lease (409), or `takeable` by
+ * this request (expired, or a lease that ended with the same fingerprint); `expires_in_ms` is how
+ * long its response is kept. Params: key, caller, endpoint, fingerprint.
  */
 export const KEY_ROW: SqlStatement = {
-  name: 'nestjs_pg_idempotency_key_row_v4',
+  name: 'nestjs_pg_idempotency_key_row_v5',
   types: ['varchar', 'text', 'text', 'bytea'],
   text: `
 SELECT fingerprint, state, status, response_headers, response_body,
        ${EXPIRED} AS expired,
        coalesce(${takeable('$4')}, false) AS takeable,
+       coalesce(${TOMBSTONE}, false) AS tombstone,
        ceil(extract(epoch FROM locked_until - now()))::int AS lease_seconds_left,
-       floor(extract(epoch FROM expires_at - now()) * 1000)::bigint AS expires_in_ms
+       floor(extract(epoch FROM coalesce(response_expires_at, expires_at) - now()) * 1000)::bigint AS expires_in_ms,
+       floor(extract(epoch FROM expires_at) * 1000)::bigint AS expires_at_ms,
+       floor(extract(epoch FROM response_expires_at) * 1000)::bigint AS response_expired_at_ms,
+       floor(extract(epoch FROM completed_at) * 1000)::bigint AS completed_at_ms
 FROM idempotency_keys AS k
 WHERE key = $1 AND caller = $2 AND endpoint = $3`,
 };
@@ -53,7 +58,7 @@ RETURNING 1`,
  * fencing token. Params: lock id, key, caller, endpoint, fingerprint, ttl ms, lease ms, token.
  */
 export const RESERVE_LEASE: SqlStatement = {
-  name: 'nestjs_pg_idempotency_reserve_lease_v2',
+  name: 'nestjs_pg_idempotency_reserve_lease_v3',
   types: ['bigint', 'varchar', 'text', 'text', 'bytea', 'bigint', 'bigint', 'bigint'],
   text: `
 INSERT INTO idempotency_keys AS k (key, caller, endpoint, fingerprint, locked_until, lease_token, expires_at)
@@ -62,7 +67,8 @@ WHERE pg_try_advisory_xact_lock($1::bigint)
 ON CONFLICT (key, caller, endpoint) DO UPDATE
   SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', status = NULL,
       response_headers = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until,
-      lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at
+      lease_token = EXCLUDED.lease_token, created_at = now(), expires_at = EXCLUDED.expires_at,
+      response_expires_at = NULL, completed_at = NULL
   WHERE ${takeable('EXCLUDED.fingerprint')}
 RETURNING 1`,
 };
