@@ -14,6 +14,11 @@ export interface IdempotentMessageOptions {
   tenant?: (message: ReceivedMessage) => string | undefined;
   /** How long a completed key is remembered. Default: the module's `ttl`. */
   ttl?: Duration;
+  /**
+   * Keeps a tombstone of each completed key until this long after it completed (longer than
+   * `ttl`): a redelivery past the ttl is acked without running. Default: none.
+   */
+  tombstone?: Duration;
   /** `'transactional'` (the handler's writes in the key's transaction) or `'lease'`. Default: `'transactional'`. */
   mode?: IdempotencyMode;
   /** Lease mode's lease. Default: the module's `lease`. */
