@@ -126,6 +126,20 @@ class UndecoratedController {
     return {};
   }
 
+  /** A route that keeps tombstones and tells its keys' expiry: the document says both. */
+  @Post('settlements')
+  @Idempotent({ ttl: '1d', tombstone: '30d', expiryHeader: true })
+  settlements(): object {
+    return {};
+  }
+
+  /** A provider's route keeping tombstones answers them 200: no 410 to document. */
+  @Post('provider-events')
+  @Idempotent({ keyFrom: { body: 'id' }, caller: 'stripe', keyFormat: 'printable-ascii', tombstone: '30d' })
+  providerEvents(): object {
+    return {};
+  }
+
   @Post('plain')
   plain(): object {
     return {};
@@ -195,6 +209,23 @@ describe.each(HTTP_PLATFORMS)('on %s', (platform) => {
       expect(responses['503'].headers['Retry-After'].schema).toEqual({ type: 'integer', minimum: 1 });
       expect(responses['201'].headers['Idempotent-Replayed']).toBeDefined();
       expect(paths['/automatic/optional'].post.responses['200'].headers['Idempotent-Replayed']).toBeDefined();
+    });
+
+    it('documents a tombstone: how long the key is kept without its answer, the 410 with its members, and Idempotency-Key-Expires on the answers that carry it', () => {
+      const [header] = keyHeaders('/automatic/settlements');
+      expect(header.description).toContain(
+        'A key is kept for 1 day after its request with its answer, then without it until 30 days after its request',
+      );
+      const responses = paths['/automatic/settlements'].post.responses;
+      expect(Object.keys(responses).sort()).toEqual(['201', '400', '409', '410', '422', '503']);
+      const gone = responses['410'].content['application/problem+json'].schema;
+      expect(gone.properties.type.enum).toEqual(['urn:nestjs-pg-idempotency:key-expired']);
+      expect(gone.properties.recordedStatus).toEqual({ type: 'integer' });
+      expect(gone.properties.keyExpiresAt).toEqual({ type: 'string', format: 'date-time' });
+      expect(responses['201'].headers['Idempotency-Key-Expires'].schema).toEqual({ type: 'string' });
+      expect(responses['410'].headers['Idempotency-Key-Expires']).toBeDefined();
+      expect(paths['/automatic'].post.responses['201'].headers['Idempotency-Key-Expires']).toBeUndefined();
+      expect(Object.keys(paths['/automatic/provider-events'].post.responses)).not.toContain('410');
     });
 
     it('gives the same document when called again, and leaves SwaggerModule.createDocument() as it was', () => {

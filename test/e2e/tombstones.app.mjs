@@ -53,7 +53,11 @@ decorate(PaymentsController, 'create', [Post('payments'), Idempotent(keeping)], 
 decorate(
   PaymentsController,
   'webhook',
-  [Post('webhooks/provider'), HttpCode(200), Idempotent({ ...keeping, keyFrom: { body: 'id' }, caller: 'provider', keyFormat: 'printable-ascii' })],
+  [
+    Post('webhooks/provider'),
+    HttpCode(200),
+    Idempotent({ ...keeping, keyFrom: { body: 'id' }, caller: 'provider', keyFormat: 'printable-ascii' }),
+  ],
   [Body()],
 );
 
@@ -61,10 +65,13 @@ class CallsController {
   async call(key, data) {
     const outcome = await app
       .get(IdempotencyService)
-      .run({ scope: 'payment.call', key, caller: data.caller, payload: { amount: data.amount }, ...keeping }, async () => {
-        await pay(data);
-        return { paid: data.amount };
-      });
+      .run(
+        { scope: 'payment.call', key, caller: data.caller, payload: { amount: data.amount }, ...keeping },
+        async () => {
+          await pay(data);
+          return { paid: data.amount };
+        },
+      );
     return { kind: outcome.kind, value: outcome.value, tombstone: outcome.tombstone };
   }
 

@@ -79,13 +79,25 @@ describe('tombstones: a key retried past its ttl, inside its tombstone, runs not
       const answer = await send(`${app.url}/payments`, { ...http, body: { amount: 1 } });
       const replay = await send(`${app.url}/payments`, { ...http, body: { amount: 1 } });
       const delivered = await send(`${app.url}/webhooks/provider`, { caller: null, body: { ...webhook, amount: 2 } });
-      first = { answer, replay, webhook: delivered, call: await call(app, calling.key, { caller: calling.caller, amount: 3 }) };
+      first = {
+        answer,
+        replay,
+        webhook: delivered,
+        call: await call(app, calling.key, { caller: calling.caller, amount: 3 }),
+      };
       if (queue) {
         queue.publish('payment.created', { caller: message.caller, amount: 4 }, message.id);
-        await waitFor('the message to be run', async () => (await events(app))['executed MessagesController.created'] === 1);
+        await waitFor(
+          'the message to be run',
+          async () => (await events(app))['executed MessagesController.created'] === 1,
+        );
       }
       if (jobs) {
-        const added = await jobs.queue.add('pay', { payer: job.payer, amount: 5, order: job.order }, { jobId: `first-${job.order}` });
+        const added = await jobs.queue.add(
+          'pay',
+          { payer: job.payer, amount: 5, order: job.order },
+          { jobId: `first-${job.order}` },
+        );
         expect(await added.waitUntilFinished(jobs.events, 30_000)).toEqual({ paid: 5 });
       }
     } finally {
@@ -157,7 +169,9 @@ describe('tombstones: a key retried past its ttl, inside its tombstone, runs not
     // The expiry the first answer told (read before the row was written, whole seconds) and the row's.
     const told = Date.parse(answer.headers['idempotency-key-expires'] as string);
     expect(told).toBe(Math.floor(row.expires_at.getTime() / 1000) * 1000);
-    expect(Math.abs(told - Date.parse(first.answer.headers['idempotency-key-expires'] as string))).toBeLessThanOrEqual(1000);
+    expect(Math.abs(told - Date.parse(first.answer.headers['idempotency-key-expires'] as string))).toBeLessThanOrEqual(
+      1000,
+    );
     expect(await paymentCount(http.caller)).toBe(1);
   });
 
@@ -189,13 +203,20 @@ describe('tombstones: a key retried past its ttl, inside its tombstone, runs not
       'the delivery to meet the tombstone',
       async () => (await events(second!))['tombstone MessagesController.created'] === 1,
     );
-    await waitFor('the ack', async () => JSON.stringify(await queue!.counts()) === JSON.stringify({ ready: 0, dead: 0 }));
+    await waitFor(
+      'the ack',
+      async () => JSON.stringify(await queue!.counts()) === JSON.stringify({ ready: 0, dead: 0 }),
+    );
     expect(await paymentCount(message.caller)).toBe(1);
     expect((await events(second!))['executed MessagesController.created']).toBeUndefined();
   });
 
   itWith('redis')('a job of the same key: completed without running, with no value', async () => {
-    const added = await jobs!.queue.add('pay', { payer: job.payer, amount: 5, order: job.order }, { jobId: `second-${job.order}` });
+    const added = await jobs!.queue.add(
+      'pay',
+      { payer: job.payer, amount: 5, order: job.order },
+      { jobId: `second-${job.order}` },
+    );
     expect(await added.waitUntilFinished(jobs!.events, 30_000)).toBeNull();
     expect(await paymentCount(job.payer)).toBe(1);
     expect(await events(second!)).toMatchObject({ [`tombstone ${jobs!.name}`]: 1 });

@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { IdempotencyService, IdempotencySweeper, IdempotencyTransaction } from '../../src/index.js';
+import { CREATE_IDEMPOTENCY_KEYS } from '../../src/store/migrations/idempotency-keys.schema.js';
+import { appsOn, bootstrapFailure, type RunningApp } from '../support/apps.js';
+import { cli } from '../support/cli.js';
+import { emptyDatabase, paymentCount, sql } from '../support/database.js';
+import { newCaller, newKey, send, validPayment } from '../support/http.js';
+import { waitFor } from '../support/processes.js';
+
+/** Waits until the database's clock is past `column` of the call key's row. */
+function untilPast(key: string, column: 'response_expires_at' | 'expires_at'): Promise<unknown> {
+  return waitFor(`the key's ${column}`, async () => {
+    const [row] = await sql(`SELECT ${column} < now() AS past FROM idempotency_keys WHERE key = $1`, [key]);
+    return row?.past === true;
+  });
+}
+
+describe("a key's whole life with a tombstone (IdempotencyService.run())", () => {
+  const { startLab } = appsOn('express');
+  let lab: RunningApp;
+  let service: IdempotencyService;
+  beforeAll(async () => {
+    lab = await startLab();
+    service = lab.app.get(IdempotencyService);
+  });
+  afterAll(() => lab.close());
+
+  it.each(['transactional', 'lease'] as const)(
+    '%s mode: replayed (from this instance too) until its ttl, a tombstone after it, and past the tombstone a new request that runs',
+    async (mode) => {
+      const [caller, key] = [newCaller(), randomUUID()];
+      let runs = 0;
+      const call = () =>
+        service.run({ scope: 'settlement', key, caller, ttl: '1s', tombstone: '3s', mode }, async () => {
+          runs++;
+          if (mode === 'transactional')
+            await lab.app
+              .get(IdempotencyTransaction)
+              .manager.query(`INSERT INTO payments (caller, amount, currency) VALUES ($1, 7, 'EUR')`, [caller]);
+          return { run: runs };
+        });
+      expect(await call()).toEqual({ kind: 'executed', value: { run: 1 } });
+      // The outcome this instance remembers is replayed without a round trip, but no longer than the response lives.
+      expect(await call()).toEqual({ kind: 'replayed', value: { run: 1 } });
+      await untilPast(key, 'response_expires_at');
+      const tombstone = await call();
+      expect(tombstone).toEqual({
+        kind: 'tombstone',
+        tombstone: {
+          completedAt: expect.any(Date),
+          responseExpiredAt: expect.any(Date),
+          expiresAt: expect.any(Date),
+          status: 0,
+        },
+      });
+      if (tombstone.kind !== 'tombstone') return;
+      expect(tombstone.tombstone.responseExpiredAt.getTime() - tombstone.tombstone.completedAt.getTime()).toBe(1000);
+      expect(tombstone.tombstone.expiresAt.getTime() - tombstone.tombstone.completedAt.getTime()).toBe(3000);
+      expect(runs).toBe(1);
+      await untilPast(key, 'expires_at');
+      expect(await call()).toEqual({ kind: 'executed', value: { run: 2 } });
+      if (mode === 'transactional') expect(await paymentCount(caller)).toBe(2);
+    },
+  );
+
+  it('a tombstone no longer than the ttl is refused, naming the option; nothing runs', async () => {
+    let runs = 0;
+    await expect(
+      service.run({ scope: 'settlement', key: randomUUID(), ttl: '1h', tombstone: '1h' }, () => ++runs),
+    ).rejects.toThrow(/option "tombstone" must be longer than ttl/);
+    expect(runs).toBe(0);
+  });
+
+  it('without a tombstone, a row past its ttl is a new request, and the sweep deletes it (nothing kept)', async () => {
+    const [caller, key] = [newCaller(), randomUUID()];
+    let runs = 0;
+    const call = () => service.run({ scope: 'settlement', key, caller, ttl: '1s' }, () => ++runs);
+    await call();
+    await untilPast(key, 'expires_at');
+    const [row] = await sql('SELECT response_expires_at, completed_at FROM idempotency_keys WHERE key = $1', [key]);
+    expect(row).toEqual({ response_expires_at: null, completed_at: null });
+    expect(await call()).toEqual({ kind: 'executed', value: 2 });
+    await untilPast(key, 'expires_at');
+    await lab.app.get(IdempotencySweeper).sweep();
+    expect(await sql('SELECT 1 FROM idempotency_keys WHERE key = $1', [key])).toEqual([]);
+  });
+});
+
+describe('a key table created before tombstones', () => {
+  const { startLab } = appsOn('express');
+
+  it('the app refuses to start, naming AddIdempotencyTombstones1796860800000 and its SQL file; `migrate` adds the columns, keeping the rows', async () => {
+    const database = await emptyDatabase('before_tombstones');
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      for (const statement of CREATE_IDEMPOTENCY_KEYS) await client.query(statement);
+      await client.query(`DROP INDEX idempotency_keys_response_expires_at_idx`);
+      await client.query(`ALTER TABLE idempotency_keys DROP COLUMN response_expires_at, DROP COLUMN completed_at`);
+      await client.query(
+        `CREATE TABLE payments (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), caller text NOT NULL, amount integer NOT NULL,
+         currency char(3) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      await client.query(
+        `INSERT INTO idempotency_keys (key, caller, endpoint, fingerprint, state, status, expires_at) VALUES ('old', 'c', 'POST /x', '\\x00', 'completed', 201, now() + interval '1 hour')`,
+      );
+      const refused = (await bootstrapFailure(startLab({}, { databaseUrl: database.url }))) as Error;
+      expect(refused.name).toBe('TablesNotMigratedError');
+      expect(refused.message).toContain('idempotency_keys lacks response_expires_at, completed_at');
+      expect(refused.message).toContain('AddIdempotencyTombstones1796860800000');
+      expect(refused.message).toContain('migrations/1796860800000-add-idempotency-tombstones.sql');
+      expect(refused.message).not.toContain('CreateIdempotencyKeys1795996800000');
+
+      expect(await cli(['migrate'], { DATABASE_URL: database.url })).toMatchObject({
+        code: 0,
+        stdout:
+          'present: idempotency_keys\napplied: idempotency_keys tombstone columns (1796860800000-add-idempotency-tombstones.sql)\n',
+      });
+      expect(await cli(['migrate'], { DATABASE_URL: database.url })).toMatchObject({
+        code: 0,
+        stdout: 'present: idempotency_keys\n',
+      });
+      const { rows } = await client.query(`SELECT key, status FROM idempotency_keys`);
+      expect(rows).toEqual([{ key: 'old', status: 201 }]);
+      const lab = await startLab({}, { databaseUrl: database.url });
+      try {
+        expect(
+          (await send(`${lab.url}/payments`, { key: newKey(), caller: newCaller(), body: validPayment })).status,
+        ).toBe(201);
+      } finally {
+        await lab.close();
+      }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+});
