@@ -13,7 +13,7 @@ async function bootstrap() {
     withIdempotencyCors({
       origin: 'https://shop.example',
       allowedHeaders: ['Authorization', 'Content-Type'], // + Idempotency-Key
-      exposedHeaders: ['Location'], // + Idempotent-Replayed, Retry-After
+      exposedHeaders: ['Location'], // + Idempotent-Replayed, Retry-After, Idempotency-Key-Expires
     }),
   );
   // #endregion cors

@@ -66,7 +66,7 @@ export class KeyPartitions {
     const needed = Math.ceil(this.ttls.longestMs / partitionIntervalMs) + 2;
     if (needed > MAX_PARTITIONS) {
       throw new IdempotencyConfigurationError(
-        `partitionInterval (${partitionIntervalMs} ms) is too short for the longest ttl (${this.ttls.longestMs} ms): it needs ` +
+        `partitionInterval (${partitionIntervalMs} ms) is too short for the longest ttl or tombstone (${this.ttls.longestMs} ms): it needs ` +
           `${needed} partitions, and every lookup reads each of them; set partitionInterval to at least ` +
           `${Math.ceil(this.ttls.longestMs / (MAX_PARTITIONS - 2))} ms`,
       );

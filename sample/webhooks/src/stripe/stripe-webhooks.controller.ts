@@ -16,6 +16,7 @@ export class StripeWebhooksController {
     keyFormat: /evt_[A-Za-z0-9]+/, // matched against the whole key
     fingerprint: ['id'], // the event's id alone: Stripe changes pending_webhooks between deliveries
     ttl: '4d', // longer than Stripe redelivers (3 days)
+    tombstone: '31d', // a person may resend an event for 30 days: it is answered 200 and runs nothing
     wait: '30s', // a delivery that arrives while the first runs waits for it, then gets its replay
   })
   async receive(@Req() request: StripeRequest): Promise<{ received: string }> {
