@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { IdempotencyService, IdempotencySweeper, IdempotencyTransaction } from '../../src/index.js';
+import { IdempotencyKeyConsole, IdempotencyService, IdempotencySweeper, IdempotencyTransaction } from '../../src/index.js';
 import { CREATE_IDEMPOTENCY_KEYS } from '../../src/store/migrations/idempotency-keys.schema.js';
 import { appsOn, bootstrapFailure, type RunningApp } from '../support/apps.js';
 import { cli } from '../support/cli.js';
@@ -58,6 +58,18 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
       expect(tombstone.tombstone.responseExpiredAt.getTime() - tombstone.tombstone.completedAt.getTime()).toBe(1000);
       expect(tombstone.tombstone.expiresAt.getTime() - tombstone.tombstone.completedAt.getTime()).toBe(3000);
       expect(runs).toBe(1);
+      // The key console shows it as support sees it: a tombstone, not expired.
+      const [report] = await lab.app
+        .get(IdempotencyKeyConsole)
+        .lookup({ key, caller, endpoint: 'CALL settlement' });
+      expect(report).toMatchObject({
+        state: 'completed',
+        status: 0,
+        expired: false,
+        tombstone: true,
+        responseExpiresAt: tombstone.tombstone.responseExpiredAt.toISOString(),
+        expiresAt: tombstone.tombstone.expiresAt.toISOString(),
+      });
       await untilPast(key, 'expires_at');
       expect(await call()).toEqual({ kind: 'executed', value: { run: 2 } });
       if (mode === 'transactional') expect(await paymentCount(caller)).toBe(2);

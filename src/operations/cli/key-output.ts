@@ -28,7 +28,7 @@ export function keyRows(rows: KeyReport[]): string {
     ['ENDPOINT', 'STATE', 'STATUS', 'AGE', 'EXPIRES', 'FINGERPRINT'],
     rows.map((row) => [
       row.endpoint,
-      row.expired ? `${row.state} (expired)` : row.state,
+      row.expired ? `${row.state} (expired)` : row.tombstone ? `${row.state} (tombstone)` : row.state,
       row.status === null ? '-' : String(row.status),
       age(row.ageMs),
       row.expiresAt,

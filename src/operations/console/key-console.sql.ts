@@ -2,12 +2,13 @@ import type { SqlStatement } from '../../hosts/database-host.js';
 
 /** The columns a console reads of a key's row. */
 const ROW = `endpoint, state, encode(fingerprint, 'hex') AS fingerprint, status, created_at, expires_at, locked_until,
-       floor(extract(epoch FROM now() - created_at) * 1000)::bigint AS age_ms,
-       (expires_at <= now() AND NOT (state = 'in_progress' AND coalesce(locked_until > now(), false))) AS expired`;
+       response_expires_at, floor(extract(epoch FROM now() - created_at) * 1000)::bigint AS age_ms,
+       (expires_at <= now() AND NOT (state = 'in_progress' AND coalesce(locked_until > now(), false))) AS expired,
+       coalesce(state = 'completed' AND response_expires_at <= now(), false) AS tombstone`;
 
 /** The rows of one key of one caller ($1, $2 as the rows name them), on every endpoint or on $3. */
 export const KEY_ROWS: SqlStatement = {
-  name: 'nestjs_pg_idempotency_console_key_rows_v1',
+  name: 'nestjs_pg_idempotency_console_key_rows_v2',
   types: ['text', 'text', 'text'],
   whole: true,
   text: `
@@ -19,7 +20,7 @@ ORDER BY created_at`,
 
 /** Lease-mode keys in progress since longer than $1 ms, the oldest first, $2 at most. */
 export const IN_PROGRESS: SqlStatement = {
-  name: 'nestjs_pg_idempotency_console_in_progress_v1',
+  name: 'nestjs_pg_idempotency_console_in_progress_v2',
   types: ['bigint', 'int'],
   whole: true,
   text: `
@@ -35,7 +36,7 @@ LIMIT $2`,
  * so that the next request with the key runs. Returns the row as it is now.
  */
 export const EXPIRE_KEY: SqlStatement = {
-  name: 'nestjs_pg_idempotency_console_expire_v1',
+  name: 'nestjs_pg_idempotency_console_expire_v2',
   types: ['text', 'text', 'text'],
   whole: true,
   text: `

@@ -22,6 +22,10 @@ export interface KeyReport {
   ageMs: number;
   /** Past its ttl (or an ended lease past it): the next request with the key runs. */
   expired: boolean;
+  /** With a tombstone: when its answer goes (or went), after which a retry runs nothing until `expiresAt`; else `null`. */
+  responseExpiresAt: string | null;
+  /** Past its ttl and kept as a tombstone: a retry runs nothing, its answer gone. */
+  tombstone: boolean;
 }
 
 /** A key in progress, with the columns that name it (digests with `storage.keys: 'digest'`). */
@@ -152,6 +156,8 @@ function report(row: Record<string, any>): KeyReport {
     lockedUntil: row.locked_until ? new Date(row.locked_until).toISOString() : null,
     ageMs: Number(row.age_ms),
     expired: row.expired,
+    responseExpiresAt: row.response_expires_at ? new Date(row.response_expires_at).toISOString() : null,
+    tombstone: row.tombstone && !row.expired,
   };
 }
 
