@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { IdempotencyKeyConsole, IdempotencyService, IdempotencySweeper, IdempotencyTransaction } from '../../src/index.js';
+import {
+  IdempotencyKeyConsole,
+  IdempotencyService,
+  IdempotencySweeper,
+  IdempotencyTransaction,
+} from '../../src/index.js';
 import { CREATE_IDEMPOTENCY_KEYS } from '../../src/store/migrations/idempotency-keys.schema.js';
 import { appsOn, bootstrapFailure, type RunningApp } from '../support/apps.js';
 import { cli } from '../support/cli.js';
@@ -59,9 +64,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
       expect(tombstone.tombstone.expiresAt.getTime() - tombstone.tombstone.completedAt.getTime()).toBe(3000);
       expect(runs).toBe(1);
       // The key console shows it as support sees it: a tombstone, not expired.
-      const [report] = await lab.app
-        .get(IdempotencyKeyConsole)
-        .lookup({ key, caller, endpoint: 'CALL settlement' });
+      const [report] = await lab.app.get(IdempotencyKeyConsole).lookup({ key, caller, endpoint: 'CALL settlement' });
       expect(report).toMatchObject({
         state: 'completed',
         status: 0,
