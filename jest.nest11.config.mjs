@@ -25,7 +25,7 @@ export default {
     '^typeorm$': `${compat}/typeorm`,
     '^typeorm/(.*)$': `${compat}/typeorm/$1`,
   },
-  // The message, outbox, webhook, GraphQL, scheduled-job and BullMQ suites run their apps as processes of the
+  // The message, outbox, webhook, GraphQL, scheduled-job, BullMQ and tombstone suites run their apps as processes of the
   // root install (NestJS 12) whatever the config: on this one they would prove nothing more, twice as long.
   // The demo's processes on this stack (DEMO_STACK=nest11) are proven by `npm run test:faults` on it,
   // which .ci/run runs: processes.spec.ts would run them again.
@@ -38,6 +38,7 @@ export default {
     '/test/e2e/graphql.spec',
     '/test/e2e/scheduled-job.spec',
     '/test/e2e/bullmq-jobs.spec',
+    '/test/e2e/tombstones.spec',
   ],
   // NestJS 11 is CommonJS: nothing under node_modules needs compiling (NestJS 12's ESM did).
   transformIgnorePatterns: ['/node_modules/'],
