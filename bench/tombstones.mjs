@@ -3,11 +3,17 @@
 // each with the demo's POST /payments answer, all past their ttl and inside their tombstone: the
 // bytes of a row with its response and as a tombstone (the row alone, `pg_column_size`; the table
 // on disk after VACUUM FULL), and how long the sweeper's statement that drops the responses
-// (DROP_RESPONSES_BATCH, in the sweeper's batches of 1,000) takes over them, beside the deleting
+// (DROP_RESPONSES_BATCH, on the partitioned table DROP_RESPONSES_BATCH_PARTITIONED, in the
+// sweeper's batches of 1,000) takes over them, beside the deleting
 // sweep's statement (SWEEP_BATCH) over as many rows of the plain table. Exits 1 when a response
 // was left.
 import { performance } from 'node:perf_hooks';
-import { DROP_RESPONSES_BATCH, SWEEP_BATCH, SWEEP_LOCK_ID } from '../dist/esm/operations/sweeper/sweep.sql.js';
+import {
+  DROP_RESPONSES_BATCH,
+  DROP_RESPONSES_BATCH_PARTITIONED,
+  SWEEP_BATCH,
+  SWEEP_LOCK_ID,
+} from '../dist/esm/operations/sweeper/sweep.sql.js';
 import { startDatabase } from './database.mjs';
 import { machine } from './report.mjs';
 
@@ -55,7 +61,8 @@ async function measure(keyTable) {
     const started = performance.now();
     let dropped = 0;
     for (;;) {
-      const [{ dropped: batch }] = await database.sql(DROP_RESPONSES_BATCH.text, [BATCH]);
+      const statement = keyTable === 'partitioned' ? DROP_RESPONSES_BATCH_PARTITIONED : DROP_RESPONSES_BATCH;
+      const [{ dropped: batch }] = await database.sql(statement.text, [BATCH]);
       dropped += batch;
       if (batch < BATCH) break;
     }

@@ -20,12 +20,15 @@ const SUITES = [
   'test/e2e/handler-transaction.spec.ts',
   'test/e2e/processes.spec.ts',
   'test/e2e/protected-storage.spec.ts',
+  'test/e2e/tombstones.spec.ts',
+  'test/e2e/tombstone-life.spec.ts',
 ];
 
 /** A test of the row-deleting sweeper: on this table the sweeper drops partitions (test/partitioned/). */
 const NOT_ON_PARTITIONS = [
   'sweep only while no one else holds the sweep lock, then until every expired row is gone',
   'the sweeper deletes expired digested rows',
+  'without a tombstone, a row past its ttl is a new request, and the sweep deletes it',
 ];
 
 let embedded;

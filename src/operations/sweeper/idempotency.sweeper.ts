@@ -16,7 +16,7 @@ import type { IdempotencySettings } from '../../options/settings.js';
 import { KeyTable } from '../../store/table/key-table.js';
 import { TablesNotMigratedError } from '../../store/table/tables-not-migrated.error.js';
 import { KeyPartitions } from './key-partitions.js';
-import { DROP_RESPONSES_BATCH, SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
+import { DROP_RESPONSES_BATCH, DROP_RESPONSES_BATCH_PARTITIONED, SWEEP_BATCH, SWEEP_LOCK_ID } from './sweep.sql.js';
 
 /**
  * How long one statement of a sweep may take before it is given up and its connection destroyed:
@@ -146,7 +146,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
       last = result.last ?? last;
     } while (batch === this.settings.sweepBatchSize);
     if (!ran) return { ran: false, deleted: 0, responsesDropped: 0 };
-    const responsesDropped = await this.dropResponses();
+    const responsesDropped = await this.dropResponses(false);
     const durationMs = performance.now() - startedAt;
     if (deleted > 0) this.logger.log(`swept ${deleted} expired idempotency keys in ${Math.round(durationMs)} ms`);
     this.events.emit({ type: 'swept', deleted, responsesDropped, durationMs });
@@ -157,18 +157,18 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
    * Drops, in batches, the responses of keys past their ttl kept as tombstones (their rows stay
    * until they expire). Run by the instance whose sweep ran; batches skip rows a writer holds.
    */
-  private async dropResponses(): Promise<number> {
+  private async dropResponses(partitioned: boolean): Promise<number> {
     const { signal } = this.stopping;
+    const statement = partitioned ? DROP_RESPONSES_BATCH_PARTITIONED : DROP_RESPONSES_BATCH;
     let dropped = 0;
     let batch = 0;
     do {
       if (this.shuttingDown) break;
       try {
-        const answer = await this.host.runAlone(
-          'a sweep statement',
-          [DROP_RESPONSES_BATCH, [this.settings.sweepBatchSize]],
-          { timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS, signal },
-        );
+        const answer = await this.host.runAlone('a sweep statement', [statement, [this.settings.sweepBatchSize]], {
+          timeoutMs: SWEEP_STATEMENT_TIMEOUT_MS,
+          signal,
+        });
         batch = answer.rows[0].dropped;
       } catch (error) {
         if (signal.aborted) break;
@@ -191,7 +191,7 @@ export class IdempotencySweeper implements OnApplicationBootstrap, BeforeApplica
       throw error;
     }
     if (!maintained.ran) return { ran: false, deleted: 0, responsesDropped: 0 };
-    const responsesDropped = await this.dropResponses();
+    const responsesDropped = await this.dropResponses(true);
     const durationMs = performance.now() - startedAt;
     const partitionsDropped = maintained.dropped;
     if (partitionsDropped > 0)

@@ -37,13 +37,15 @@ SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::
        (SELECT max(expires_at) FROM swept)::text AS last`,
 };
 
+/** The rows whose answer the sweeper drops: tombstones still holding theirs (the partial index's rows). */
+const ANSWER_TO_DROP = `response_expires_at <= now() AND response_expires_at IS NOT NULL AND response_body IS NOT NULL`;
+
 /**
- * Drops the responses of one batch ($1 at most) of tombstones: completed keys past their ttl whose
+ * Drops the answers of one batch ($1 at most) of tombstones: completed keys past their ttl whose
  * row is kept longer (`tombstone` on their entry). Their status, `completed_at` and
  * `response_expires_at` stay until the row expires. Read from the partial index of such rows that
- * still hold a response; rows locked by a writer are skipped, never waited on. Plain and
- * partitioned tables alike (on the partitioned table the row is found by its key, in its
- * partition). Returns `dropped`.
+ * still hold an answer, and updated by their `ctid`; rows locked by a writer are skipped, never
+ * waited on. Returns `dropped`.
  */
 export const DROP_RESPONSES_BATCH: SqlStatement = {
   name: 'nestjs_pg_idempotency_drop_responses_v1',
@@ -52,11 +54,27 @@ export const DROP_RESPONSES_BATCH: SqlStatement = {
   text: `
 WITH dropped AS (
   UPDATE idempotency_keys AS k SET response_body = NULL, response_headers = NULL
+  WHERE ctid = ANY (ARRAY(
+    SELECT ctid FROM idempotency_keys WHERE ${ANSWER_TO_DROP} LIMIT $1 FOR UPDATE SKIP LOCKED
+  )) AND ${TOMBSTONE} AND k.response_body IS NOT NULL
+  RETURNING 1
+)
+SELECT count(*)::int AS dropped FROM dropped`,
+};
+
+/**
+ * `DROP_RESPONSES_BATCH` on the partitioned table, where a `ctid` names a row only within its
+ * partition: the rows are named by their primary key (which holds the partition key).
+ */
+export const DROP_RESPONSES_BATCH_PARTITIONED: SqlStatement = {
+  name: 'nestjs_pg_idempotency_drop_responses_partitioned_v1',
+  types: ['int'],
+  whole: true,
+  text: `
+WITH dropped AS (
+  UPDATE idempotency_keys AS k SET response_body = NULL, response_headers = NULL
   WHERE (k.key, k.caller, k.endpoint, k.expires_at) IN (
-    SELECT key, caller, endpoint, expires_at FROM idempotency_keys
-    WHERE response_expires_at <= now() AND response_expires_at IS NOT NULL AND response_body IS NOT NULL
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
+    SELECT key, caller, endpoint, expires_at FROM idempotency_keys WHERE ${ANSWER_TO_DROP} LIMIT $1 FOR UPDATE SKIP LOCKED
   ) AND ${TOMBSTONE} AND k.response_body IS NOT NULL
   RETURNING 1
 )
