@@ -53,11 +53,13 @@ const client = new pg.Client({ connectionString: database.url });
 await client.connect();
 const meter = cpuMeter({ client: process.pid }, await localPostmaster(database.sql));
 const literal = (value) =>
-  Buffer.isBuffer(value)
-    ? `'\\x${value.toString('hex')}'::bytea`
-    : typeof value === 'number'
-      ? String(value)
-      : client.escapeLiteral(String(value));
+  value === null
+    ? 'NULL'
+    : Buffer.isBuffer(value)
+      ? `'\\x${value.toString('hex')}'::bytea`
+      : typeof value === 'number'
+        ? String(value)
+        : client.escapeLiteral(String(value));
 const inline = (sql, values) => sql.replace(/\$(\d+)/g, (_, n) => literal(values[Number(n) - 1]));
 const lockId = () => String(BigInt.asIntN(64, BigInt(`0x${randomUUID().replace(/-/g, '').slice(0, 16)}`)));
 
@@ -126,7 +128,7 @@ const paths = {
       );
       await business('sql-now');
       await client.query(
-        `EXECUTE ${INSERT_OUTCOME.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT, 201, HEADERS, BODY, 86_400_000].map(literal).join(', ')}); COMMIT`,
+        `EXECUTE ${INSERT_OUTCOME.name}(${[key, 'sql-now', ENDPOINT, FINGERPRINT, 201, HEADERS, BODY, 86_400_000, null].map(literal).join(', ')}); COMMIT`,
       );
     },
   'replay, as sent: BEGIN, reserve, ROLLBACK': async () => {

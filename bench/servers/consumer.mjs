@@ -76,7 +76,7 @@ async function keyStatements() {
         { scope, handle: client },
         async () => await tools.get(client).execute(insert(message)),
       );
-      await transaction.commitWith([[RECORD_OUTCOME, [...row, 200, headers, body, 86_400_000]]], false);
+      await transaction.commitWith([[RECORD_OUTCOME, [...row, 200, headers, body, 86_400_000, null]]], false);
     } catch (error) {
       await transaction.end('rollback').catch(() => undefined);
       throw error;

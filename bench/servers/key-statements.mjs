@@ -74,7 +74,7 @@ await servePlainApp(databaseUrl, async (dataSource, dto, request) => {
     const payment = await payments.findOneByOrFail({ id: saved.id });
     const body = Buffer.from(JSON.stringify(payment));
     await transaction.commitWith(
-      [[record, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs]]],
+      [[record, [scope.key, scope.caller, scope.endpoint, fingerprint, 201, headers, body, ttlMs, null]]],
       false,
     );
     return payment;
