@@ -14,7 +14,7 @@ import { awaitTurn } from './reserve/await-turn.js';
 import { KeyReserver } from './reserve/key-reserver.js';
 import type { RunOutcome, Tombstone, UnavailableReason } from './run-outcome.js';
 import type { FailurePolicy, RunRules } from './run-rules.js';
-import { failureRecord, RECORDED_VALUE, recordedResult, resultRecord } from './stored-result.js';
+import { failureRecord, isRecordedFailure, RECORDED_VALUE, recordedResult, resultRecord } from './stored-result.js';
 import { isTransientFailure } from './transient-failure.js';
 import { UnrecordableResultError } from './unrecordable-result.error.js';
 import { decideWork } from './work-decision.js';
@@ -83,6 +83,8 @@ export class ExactlyOnce {
       }
       case 'in-progress':
         return { kind: 'held', retryAfterSeconds: reserved.retryAfterSeconds };
+      case 'tombstone':
+        return { ...reserved, failed: isRecordedFailure(reserved.tombstone.status) };
       default:
         return reserved;
     }

@@ -26,9 +26,10 @@ export type RunOutcome<T = unknown> =
   | { kind: 'mismatch' }
   /**
    * The key completed longer ago than its ttl and its tombstone is kept (`tombstone`): the work did
-   * not run, and its result is gone; `tombstone` says when it completed and with which result code.
+   * not run, and its result is gone; `tombstone` says when it completed and with which result code;
+   * `failed`: what it recorded was a failure (as `failed-before` says within the ttl).
    */
-  | { kind: 'tombstone'; tombstone: Tombstone }
+  | { kind: 'tombstone'; tombstone: Tombstone; failed: boolean }
   /** The work failed: nothing was recorded, its writes were undone, and the key is free for a retry. */
   | { kind: 'failed'; error: unknown }
   /** The work failed and the failure was recorded as asked (its writes undone): later runs get `failed-before`. */

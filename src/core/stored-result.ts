@@ -12,6 +12,11 @@ export const RECORDED_FAILURE = 1;
 /** A failure as rows written before the result codes kept it: an HTTP-like 500 (a value was a 200). */
 const FAILURE_WRITTEN_AS_500 = 500;
 
+/** Whether a recorded result code (or an older row's HTTP-like status) is a recorded failure. */
+export function isRecordedFailure(status: number): boolean {
+  return status === RECORDED_FAILURE || status === FAILURE_WRITTEN_AS_500;
+}
+
 /** What a completed key holds, read back: the work's result, or its recorded failure. */
 export type RecordedResult = { kind: 'succeeded'; value: unknown } | { kind: 'failed'; error: string };
 
@@ -37,7 +42,7 @@ export function failureRecord(error: unknown, attempts: number): StoredResponse 
 /** A completed key's recorded result, of either form (a result code, or an HTTP-like status of rows written before). */
 export function recordedResult(stored: StoredResponse): RecordedResult {
   const recorded = JSON.parse(stored.body.toString('utf8') || 'null') as unknown;
-  if (stored.status === RECORDED_FAILURE || stored.status === FAILURE_WRITTEN_AS_500)
+  if (isRecordedFailure(stored.status))
     return { kind: 'failed', error: String((recorded as { error?: unknown } | null)?.error ?? 'failed') };
   return { kind: 'succeeded', value: recorded };
 }

@@ -85,7 +85,8 @@ export class HttpEntry implements NestInterceptor {
         case 'mismatch':
           throw Problems.keyReused();
         case 'tombstone':
-          if (route.namedCaller) {
+          // A provider's delivery that succeeded is acknowledged; one that was refused stays refused.
+          if (route.namedCaller && reserved.tombstone.status >= 200 && reserved.tombstone.status < 300) {
             replaceResponse(raw, tombstoneAcknowledgement(reserved.tombstone, route, this.settings.replayHeaders));
             return of(undefined);
           }

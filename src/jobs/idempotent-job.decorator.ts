@@ -89,7 +89,10 @@ async function settle(
     case 'replayed':
       return outcome.value;
     case 'tombstone':
-      // Done long ago, its result gone: the job completes without running, with no value.
+      // Done long ago, its result gone: the job completes without running, with no value; a
+      // failure recorded then fails it for good, as within the ttl.
+      if (outcome.failed)
+        throw new JobSettlement('UnrecoverableError', `job ${job.id}: its key failed before, long ago`);
       return undefined;
     case 'failed':
       throw outcome.error;

@@ -12,6 +12,8 @@ import { cli } from '../support/cli.js';
 import { emptyDatabase, paymentCount, sql } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
 import { waitFor } from '../support/processes.js';
+import { payloadFingerprint } from '../../src/key/payload-fingerprint.js';
+import { ProviderEventsController } from './tombstone-life.controller.js';
 
 /** Waits until the database's clock is past `column` of the call key's row. */
 function untilPast(key: string, column: 'response_expires_at' | 'expires_at'): Promise<unknown> {
@@ -26,7 +28,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
   let lab: RunningApp;
   let service: IdempotencyService;
   beforeAll(async () => {
-    lab = await startLab();
+    lab = await startLab({}, { controllers: [ProviderEventsController] });
     service = lab.app.get(IdempotencyService);
   });
   afterAll(() => lab.close());
@@ -58,6 +60,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
           expiresAt: expect.any(Date),
           status: 0,
         },
+        failed: false,
       });
       if (tombstone.kind !== 'tombstone') return;
       expect(tombstone.tombstone.responseExpiredAt.getTime() - tombstone.tombstone.completedAt.getTime()).toBe(1000);
@@ -78,6 +81,63 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
       if (mode === 'transactional') expect(await paymentCount(caller)).toBe(2);
     },
   );
+
+  it('a recorded failure keeps its tombstone as one: failed, as failed-before says within the ttl', async () => {
+    const key = randomUUID();
+    const call = () =>
+      service.run({ scope: 'settlement', key, ttl: '1s', tombstone: '1h', recordFailure: true }, () => {
+        throw new Error('declined');
+      });
+    expect(await call()).toMatchObject({ kind: 'failure-recorded' });
+    await untilPast(key, 'response_expires_at');
+    expect(await call()).toMatchObject({ kind: 'tombstone', failed: true, tombstone: { status: 1 } });
+  });
+
+  it("a provider's route: a handled event's retry past the ttl is answered 200, a refused one's 410; both carry the key's expiry, and neither runs", async () => {
+    const provider = lab.app.get(ProviderEventsController);
+    const deliver = (id: string, refuse = false) =>
+      send(`${lab.url}/provider/events`, { caller: null, body: { id, refuse } });
+    const [handled, refused] = [`evt_${randomUUID()}`, `evt_${randomUUID()}`];
+    const first = [await deliver(handled), await deliver(refused, true)];
+    expect(first.map((answer) => answer.status)).toEqual([200, 422]);
+    const replayed = await deliver(handled);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(replayed.headers['idempotency-key-expires']).toBe(first[0].headers['idempotency-key-expires']);
+    await untilPast(handled, 'response_expires_at');
+    await untilPast(refused, 'response_expires_at');
+    const late = [await deliver(handled), await deliver(refused, true)];
+    expect(late.map((answer) => answer.status)).toEqual([200, 410]);
+    expect(late[0].json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-expired', recordedStatus: 200 });
+    expect(late[1].json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-expired', recordedStatus: 422 });
+    for (const [answer, original] of late.map((answer, at) => [answer, first[at]] as const))
+      expect(
+        Math.abs(
+          Date.parse(answer.headers['idempotency-key-expires'] as string) -
+            Date.parse(original.headers['idempotency-key-expires'] as string),
+        ),
+      ).toBeLessThanOrEqual(1000);
+    expect(provider.handled).toBe(2);
+  });
+
+  it('a row an older build took over (its completed_at left older than its created_at) is no tombstone: replayed, and its answer kept by the sweep', async () => {
+    const [caller, key] = [newCaller(), randomUUID()];
+    const call = () => service.run({ scope: 'settlement', key, caller, ttl: '1s', tombstone: '1h' }, () => 'first');
+    await call();
+    await untilPast(key, 'response_expires_at');
+    // What a build without tombstones leaves when it takes the row over: a new outcome, the old columns.
+    await sql(
+      `UPDATE idempotency_keys SET created_at = now(), response_body = convert_to('"older build"', 'UTF8'), fingerprint = $2,
+              expires_at = now() + interval '1 hour' WHERE key = $1`,
+      [key, payloadFingerprint(undefined)],
+    );
+    expect(await call()).toEqual({ kind: 'replayed', value: 'older build' });
+    await lab.app.get(IdempotencySweeper).sweep();
+    const [row] = await sql('SELECT convert_from(response_body, $2) AS body FROM idempotency_keys WHERE key = $1', [
+      key,
+      'UTF8',
+    ]);
+    expect(row.body).toBe('"older build"');
+  });
 
   it('a tombstone no longer than the ttl is refused, naming the option; nothing runs', async () => {
     let runs = 0;

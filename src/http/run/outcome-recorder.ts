@@ -39,9 +39,10 @@ export class OutcomeRecorder {
       storable: route.storeResponse(captured.status),
       fits: captured.body.length <= route.maxResponseBytes,
     });
-    // The key's expiry goes out with the answer it records, and is stored with it for replays;
-    // read before the row's is written, it never names a time after the row's.
-    if (decision.action === 'record' && route.expiryHeader)
+    // The key's expiry goes out with the answer it records (not one that left already), and is
+    // stored with it for replays; read before the row's is written, it names no time after the
+    // row's while the app's clock and the database's agree.
+    if (decision.action === 'record' && route.expiryHeader && answer !== 'early')
       captured.headers[KEY_EXPIRES_HEADER_NAME] = keyExpiresValue(Date.now() + (route.tombstoneMs ?? route.ttlMs));
     const carried = await run.conclude(
       decision.action === 'record' ? { ...decision, status: captured.status } : decision,

@@ -34,7 +34,8 @@ interface PromGauge {
  * Prometheus metrics of the module's events, when `prom-client` is installed (an optional peer)
  * and `metrics` is not `false`:
  * - `idempotency_requests_total{handler, outcome}`: outcome is executed, replayed, in_progress,
- *   mismatch, released or refused (nothing ran);
+ *   mismatch, tombstone (a retry past the ttl met the key's tombstone), released or refused
+ *   (nothing ran);
  * - `idempotency_refused_total{handler, reason}`: why nothing ran (shutting-down,
  *   store-unavailable, outcome-unreadable, not-migrated), requests and messages alike;
  * - `idempotency_handler_duration_seconds{handler, outcome}`: executed and released runs;

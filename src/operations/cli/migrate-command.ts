@@ -50,9 +50,11 @@ export async function migrate(run: RunSql, { partitioned, outbox, files }: Migra
     } else {
       lines.push(`present: idempotency_keys${kind === 'p' ? ' (partitioned by expiry)' : ''}`);
       const { rows } = await run(
-        `SELECT count(*)::int AS n FROM pg_attribute WHERE attrelid = to_regclass('idempotency_keys') AND attname = ANY('{response_expires_at,completed_at}') AND NOT attisdropped`,
+        `SELECT (SELECT count(*)::int FROM pg_attribute WHERE attrelid = to_regclass('idempotency_keys')
+                  AND attname = ANY('{response_expires_at,completed_at}') AND NOT attisdropped) AS columns,
+                to_regclass('idempotency_keys_response_expires_at_idx') IS NOT NULL AS indexed`,
       );
-      if (rows[0]?.n !== 2) {
+      if (rows[0]?.columns !== 2 || rows[0]?.indexed !== true) {
         for (const statement of ADD_TOMBSTONE_COLUMNS) await run(statement);
         lines.push('applied: idempotency_keys tombstone columns (1796860800000-add-idempotency-tombstones.sql)');
       }

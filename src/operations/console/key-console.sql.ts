@@ -4,7 +4,7 @@ import type { SqlStatement } from '../../hosts/database-host.js';
 const ROW = `endpoint, state, encode(fingerprint, 'hex') AS fingerprint, status, created_at, expires_at, locked_until,
        response_expires_at, floor(extract(epoch FROM now() - created_at) * 1000)::bigint AS age_ms,
        (expires_at <= now() AND NOT (state = 'in_progress' AND coalesce(locked_until > now(), false))) AS expired,
-       coalesce(state = 'completed' AND response_expires_at <= now(), false) AS tombstone`;
+       coalesce(state = 'completed' AND completed_at >= created_at AND (response_expires_at <= now() OR response_body IS NULL), false) AS tombstone`;
 
 /** The rows of one key of one caller ($1, $2 as the rows name them), on every endpoint or on $3. */
 export const KEY_ROWS: SqlStatement = {

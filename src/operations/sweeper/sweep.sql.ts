@@ -38,7 +38,8 @@ SELECT (SELECT locked FROM sweep_lock) AS locked, (SELECT count(*) FROM swept)::
 };
 
 /** The rows whose answer the sweeper drops: tombstones still holding theirs (the partial index's rows). */
-const ANSWER_TO_DROP = `response_expires_at <= now() AND response_expires_at IS NOT NULL AND response_body IS NOT NULL`;
+const ANSWER_TO_DROP = `response_expires_at <= now() AND response_expires_at IS NOT NULL AND response_body IS NOT NULL
+    AND completed_at >= created_at`;
 
 /**
  * Drops the answers of one batch ($1 at most) of tombstones: completed keys past their ttl whose
@@ -48,7 +49,7 @@ const ANSWER_TO_DROP = `response_expires_at <= now() AND response_expires_at IS 
  * waited on. Returns `dropped`.
  */
 export const DROP_RESPONSES_BATCH: SqlStatement = {
-  name: 'nestjs_pg_idempotency_drop_responses_v1',
+  name: 'nestjs_pg_idempotency_drop_responses_v2',
   types: ['int'],
   whole: true,
   text: `
@@ -67,7 +68,7 @@ SELECT count(*)::int AS dropped FROM dropped`,
  * partition: the rows are named by their primary key (which holds the partition key).
  */
 export const DROP_RESPONSES_BATCH_PARTITIONED: SqlStatement = {
-  name: 'nestjs_pg_idempotency_drop_responses_partitioned_v1',
+  name: 'nestjs_pg_idempotency_drop_responses_partitioned_v2',
   types: ['int'],
   whole: true,
   text: `

@@ -34,12 +34,12 @@ export const STAGE_MESSAGES: SqlStatement = {
 };
 
 /**
- * Lease mode's recording with staged messages: `COMPLETE_LEASE` ($1–$8), and in the same statement
- * the messages ($9–$14, as `STAGE_MESSAGES`'s $1–$6) written only when the outcome was (the lease
+ * Lease mode's recording with staged messages: `COMPLETE_LEASE` ($1–$9), and in the same statement
+ * the messages ($10–$15, as `STAGE_MESSAGES`'s $1–$6) written only when the outcome was (the lease
  * still held). Returns `completed`: 1, or 0 when the lease was taken over (nothing written).
  */
 export const COMPLETE_LEASE_AND_STAGE: SqlStatement = {
-  name: 'nestjs_pg_idempotency_complete_lease_and_stage_v1',
+  name: 'nestjs_pg_idempotency_complete_lease_and_stage_v2',
   types: [...COMPLETE_LEASE.types, ...STAGED_TYPES],
   text: `
 WITH completed AS (${COMPLETE_LEASE.text.trim()}

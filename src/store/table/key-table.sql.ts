@@ -18,9 +18,13 @@ export const EXPIRED = `(k.expires_at <= now() AND NOT ${LIVE_LEASE})`;
 
 /**
  * A completed row past its ttl kept as a tombstone (`tombstone` on its entry): its response is
- * gone (or goes at the next sweep), and a retry runs nothing until the row expires.
+ * gone (or goes at the next sweep), and a retry runs nothing until the row expires. Its answer
+ * dropped is a tombstone too, whatever the reader's `now()` (a transaction's is its start, which
+ * may precede the sweep it sees). Only a row recorded with its tombstone is one: a writer that
+ * knows no tombstones (an older build, in a rolling deploy) takes a row over without clearing
+ * `completed_at`, which is then older than the row's `created_at`.
  */
-export const TOMBSTONE = `(k.state = 'completed' AND k.response_expires_at <= now())`;
+export const TOMBSTONE = `(k.state = 'completed' AND k.completed_at >= k.created_at AND (k.response_expires_at <= now() OR k.response_body IS NULL))`;
 
 /**
  * Whether the row `k` may be taken over by a request whose fingerprint is `fingerprint`: past its

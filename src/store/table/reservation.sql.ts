@@ -19,7 +19,7 @@ export const LOCK_KEY: SqlStatement = {
  * long its response is kept. Params: key, caller, endpoint, fingerprint.
  */
 export const KEY_ROW: SqlStatement = {
-  name: 'nestjs_pg_idempotency_key_row_v5',
+  name: 'nestjs_pg_idempotency_key_row_v6',
   types: ['varchar', 'text', 'text', 'bytea'],
   text: `
 SELECT fingerprint, state, status, response_headers, response_body,
