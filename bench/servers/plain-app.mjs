@@ -18,9 +18,10 @@ import { Refund } from '../../dist/esm/demo/refunds/refund.entity.js';
 
 /**
  * Serves the app; `create(dataSource, dto, request)` answers POST /payments with a payment;
- * `configure(app)`, when given, runs before it listens.
+ * `configure(app)`, when given, runs before it listens; `imports` are added to the app's module,
+ * and `decorators` to the handler (the lean module server's `IdempotencyModule` and `@Idempotent()`).
  */
-export async function servePlainApp(databaseUrl, create, { configure } = {}) {
+export async function servePlainApp(databaseUrl, create, { configure, imports = [], decorators = [] } = {}) {
   class PlainPaymentsController {
     constructor(dataSource) {
       this.dataSource = dataSource;
@@ -35,7 +36,7 @@ export async function servePlainApp(databaseUrl, create, { configure } = {}) {
   Body()(prototype, 'create', 0);
   Req()(prototype, 'create', 1);
   Reflect.defineMetadata('design:paramtypes', [CreatePaymentDto, Object], prototype, 'create');
-  Reflect.decorate([Post()], prototype, 'create', Object.getOwnPropertyDescriptor(prototype, 'create'));
+  Reflect.decorate([Post(), ...decorators], prototype, 'create', Object.getOwnPropertyDescriptor(prototype, 'create'));
   Reflect.decorate([Controller('payments'), UseGuards(BearerAuthGuard)], PlainPaymentsController);
 
   class PlainModule {}
@@ -51,6 +52,7 @@ export async function servePlainApp(databaseUrl, create, { configure } = {}) {
             migrationsRun: true,
             extra: { max: 20 },
           }),
+          ...imports,
         ],
         controllers: [PlainPaymentsController],
       }),
