@@ -1,49 +1,9 @@
 import { HttpException } from '@nestjs/common';
 import type { Tombstone } from '../../core/run-outcome.js';
 import { type MalformedKey, refusalText } from '../../key/key-header.js';
+import { PROBLEMS, ProblemType } from './problem-types.js';
 
-/** The stable `type` URI of every problem this module answers with (RFC 9457). */
-export enum ProblemType {
-  KeyMissing = 'urn:nestjs-pg-idempotency:key-missing',
-  KeyMalformed = 'urn:nestjs-pg-idempotency:key-malformed',
-  KeyInUse = 'urn:nestjs-pg-idempotency:key-in-use',
-  KeyReused = 'urn:nestjs-pg-idempotency:key-reused',
-  KeyExpired = 'urn:nestjs-pg-idempotency:key-expired',
-  CallerUnidentified = 'urn:nestjs-pg-idempotency:caller-unidentified',
-  EndpointTooLong = 'urn:nestjs-pg-idempotency:endpoint-too-long',
-  BodyTooDeep = 'urn:nestjs-pg-idempotency:body-too-deep',
-  BodyNotParsed = 'urn:nestjs-pg-idempotency:body-not-parsed',
-  StoreUnavailable = 'urn:nestjs-pg-idempotency:store-unavailable',
-  StoreNotMigrated = 'urn:nestjs-pg-idempotency:store-not-migrated',
-  ResponseNotReplayable = 'urn:nestjs-pg-idempotency:response-not-replayable',
-  ResponseTooLarge = 'urn:nestjs-pg-idempotency:response-too-large',
-  HandlerFailedAfterAnswer = 'urn:nestjs-pg-idempotency:handler-failed-after-answer',
-  HandlerRunTwice = 'urn:nestjs-pg-idempotency:handler-run-twice',
-  OutcomeNotRecorded = 'urn:nestjs-pg-idempotency:outcome-not-recorded',
-  OutcomeUnreadable = 'urn:nestjs-pg-idempotency:outcome-unreadable',
-  ShuttingDown = 'urn:nestjs-pg-idempotency:shutting-down',
-}
-
-const PROBLEMS: Record<ProblemType, { status: number; title: string }> = {
-  [ProblemType.KeyMissing]: { status: 400, title: 'Idempotency key required' },
-  [ProblemType.KeyMalformed]: { status: 400, title: 'Idempotency key malformed' },
-  [ProblemType.KeyInUse]: { status: 409, title: 'A request with this idempotency key is in progress' },
-  [ProblemType.KeyReused]: { status: 422, title: 'Idempotency key reused with a different request' },
-  [ProblemType.KeyExpired]: { status: 410, title: 'Idempotency key completed, its response no longer kept' },
-  [ProblemType.CallerUnidentified]: { status: 401, title: 'Caller not identified' },
-  [ProblemType.EndpointTooLong]: { status: 414, title: 'Request path too long for an idempotent request' },
-  [ProblemType.BodyTooDeep]: { status: 400, title: 'Request body nested too deeply' },
-  [ProblemType.BodyNotParsed]: { status: 415, title: 'Request body not parsed, so it cannot be fingerprinted' },
-  [ProblemType.StoreUnavailable]: { status: 503, title: 'Idempotency store unavailable' },
-  [ProblemType.StoreNotMigrated]: { status: 500, title: 'Idempotency store not set up' },
-  [ProblemType.ResponseNotReplayable]: { status: 500, title: 'Response cannot be replayed' },
-  [ProblemType.ResponseTooLarge]: { status: 500, title: 'Response too large to be recorded' },
-  [ProblemType.HandlerFailedAfterAnswer]: { status: 500, title: 'Handler failed after sending its answer' },
-  [ProblemType.HandlerRunTwice]: { status: 500, title: 'Handler started twice for one request' },
-  [ProblemType.OutcomeNotRecorded]: { status: 500, title: 'Outcome could not be recorded' },
-  [ProblemType.OutcomeUnreadable]: { status: 503, title: 'Recorded outcome cannot be read' },
-  [ProblemType.ShuttingDown]: { status: 503, title: 'Shutting down' },
-};
+export { ProblemType } from './problem-types.js';
 
 /** Whether this process lets `Error.stackTraceLimit` be set (not under frozen intrinsics). */
 const stackTraceLimitWritable = (() => {
