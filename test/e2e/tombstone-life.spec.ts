@@ -9,19 +9,10 @@ import {
 import { CREATE_IDEMPOTENCY_KEYS } from '../../src/store/migrations/idempotency-keys.schema.js';
 import { appsOn, bootstrapFailure, type RunningApp } from '../support/apps.js';
 import { cli } from '../support/cli.js';
-import { emptyDatabase, paymentCount, sql } from '../support/database.js';
+import { emptyDatabase, paymentCount, sql, untilKeyPast } from '../support/database.js';
 import { newCaller, newKey, send, validPayment } from '../support/http.js';
-import { waitFor } from '../support/processes.js';
 import { payloadFingerprint } from '../../src/key/payload-fingerprint.js';
 import { ProviderEventsController } from './tombstone-life.controller.js';
-
-/** Waits until the database's clock is past `column` of the call key's row. */
-function untilPast(key: string, column: 'response_expires_at' | 'expires_at'): Promise<unknown> {
-  return waitFor(`the key's ${column}`, async () => {
-    const [row] = await sql(`SELECT ${column} < now() AS past FROM idempotency_keys WHERE key = $1`, [key]);
-    return row?.past === true;
-  });
-}
 
 describe("a key's whole life with a tombstone (IdempotencyService.run())", () => {
   const { startLab } = appsOn('express');
@@ -50,7 +41,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
       expect(await call()).toEqual({ kind: 'executed', value: { run: 1 } });
       // The outcome this instance remembers is replayed without a round trip, but no longer than the response lives.
       expect(await call()).toEqual({ kind: 'replayed', value: { run: 1 } });
-      await untilPast(key, 'response_expires_at');
+      await untilKeyPast(key, 'response_expires_at');
       const tombstone = await call();
       expect(tombstone).toEqual({
         kind: 'tombstone',
@@ -76,7 +67,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
         responseExpiresAt: tombstone.tombstone.responseExpiredAt.toISOString(),
         expiresAt: tombstone.tombstone.expiresAt.toISOString(),
       });
-      await untilPast(key, 'expires_at');
+      await untilKeyPast(key, 'expires_at');
       expect(await call()).toEqual({ kind: 'executed', value: { run: 2 } });
       if (mode === 'transactional') expect(await paymentCount(caller)).toBe(2);
     },
@@ -89,7 +80,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
         throw new Error('declined');
       });
     expect(await call()).toMatchObject({ kind: 'failure-recorded' });
-    await untilPast(key, 'response_expires_at');
+    await untilKeyPast(key, 'response_expires_at');
     expect(await call()).toMatchObject({ kind: 'tombstone', failed: true, tombstone: { status: 1 } });
   });
 
@@ -103,8 +94,8 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
     const replayed = await deliver(handled);
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(replayed.headers['idempotency-key-expires']).toBe(first[0].headers['idempotency-key-expires']);
-    await untilPast(handled, 'response_expires_at');
-    await untilPast(refused, 'response_expires_at');
+    await untilKeyPast(handled, 'response_expires_at');
+    await untilKeyPast(refused, 'response_expires_at');
     const late = [await deliver(handled), await deliver(refused, true)];
     expect(late.map((answer) => answer.status)).toEqual([200, 410]);
     expect(late[0].json).toMatchObject({ type: 'urn:nestjs-pg-idempotency:key-expired', recordedStatus: 200 });
@@ -123,7 +114,7 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
     const [caller, key] = [newCaller(), randomUUID()];
     const call = () => service.run({ scope: 'settlement', key, caller, ttl: '1s', tombstone: '1h' }, () => 'first');
     await call();
-    await untilPast(key, 'response_expires_at');
+    await untilKeyPast(key, 'response_expires_at');
     // What a build without tombstones leaves when it takes the row over: a new outcome, the old columns.
     await sql(
       `UPDATE idempotency_keys SET created_at = now(), response_body = convert_to('"older build"', 'UTF8'), fingerprint = $2,
@@ -152,11 +143,11 @@ describe("a key's whole life with a tombstone (IdempotencyService.run())", () =>
     let runs = 0;
     const call = () => service.run({ scope: 'settlement', key, caller, ttl: '1s' }, () => ++runs);
     await call();
-    await untilPast(key, 'expires_at');
+    await untilKeyPast(key, 'expires_at');
     const [row] = await sql('SELECT response_expires_at, completed_at FROM idempotency_keys WHERE key = $1', [key]);
     expect(row).toEqual({ response_expires_at: null, completed_at: null });
     expect(await call()).toEqual({ kind: 'executed', value: 2 });
-    await untilPast(key, 'expires_at');
+    await untilKeyPast(key, 'expires_at');
     await lab.app.get(IdempotencySweeper).sweep();
     expect(await sql('SELECT 1 FROM idempotency_keys WHERE key = $1', [key])).toEqual([]);
   });

@@ -79,6 +79,19 @@ export async function untilPast(caller: string, column: 'expires_at' | 'locked_u
   );
 }
 
+/**
+ * Waits until the database's clock is past `column` of the row of `key` (`response_expires_at`: a
+ * tombstone's ttl, after which its answer is gone; `expires_at`: its end).
+ */
+export async function untilKeyPast(key: string, column: 'expires_at' | 'response_expires_at'): Promise<void> {
+  await until(
+    async () =>
+      (await sql(`SELECT 1 FROM idempotency_keys WHERE key = $1 AND ${column} < clock_timestamp()`, [key])).length ===
+      1,
+    `the ${column} of the key ${key} to pass`,
+  );
+}
+
 export async function handlerBackend(): Promise<number> {
   const [pid] = await handlerBackends(1);
   return pid;

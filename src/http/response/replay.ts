@@ -29,7 +29,7 @@ export function replayOf(stored: StoredResponse, allowed: ReadonlySet<string>): 
   };
 }
 
-/** The key's expiry as the `Idempotency-Key-Expires` value: an HTTP-date, whole seconds, never past the row's. */
+/** The key's expiry as the `Idempotency-Key-Expires` value: an HTTP-date, in whole seconds (rounded down). */
 export function keyExpiresValue(expiresAt: number | Date): string {
   return new Date(expiresAt).toUTCString();
 }
